@@ -1,0 +1,66 @@
+"""How a CLI command reaches the verbs: the daemon's socket, or in-process.
+
+The CLI is the trusted-local lane. This module reads the environment and the
+config file (the CLI is an entry point) and hides which path was taken.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..daemon import config as config_mod
+from ..daemon.places import Places
+
+
+class NoVault(RuntimeError):
+    pass
+
+
+def places() -> Places:
+    return Places.from_env()
+
+
+def load_config(p: Places | None = None) -> dict:
+    return config_mod.load((p or places()).config_file)
+
+
+def vault_path(p: Places | None = None, cfg: dict | None = None) -> Path:
+    env = os.environ.get("BRAIN_VAULT")
+    if env:
+        return Path(env).expanduser().resolve()
+    cfg = load_config(p) if cfg is None else cfg
+    v = cfg.get("vault")
+    if not v:
+        raise NoVault(
+            "No vault is configured. Run `brain init PATH` to register a folder of Markdown notes "
+            "(or set BRAIN_VAULT=PATH)."
+        )
+    return Path(v).expanduser().resolve()
+
+
+def call(verb: str, args: dict, *, no_daemon: bool = False) -> tuple[dict, bool]:
+    """Run one tool call as the trusted local lane; returns (body, is_error)."""
+    p = places()
+    cfg = load_config(p)
+    vault = vault_path(p, cfg)
+    if not no_daemon:
+        try:
+            from ..daemon.client import call_daemon  # the socket lane, when the daemon exists
+        except ImportError:
+            call_daemon = None
+        if call_daemon is not None:
+            return call_daemon(p, vault, cfg, verb, args)
+    return call_in_process(p, vault, cfg, verb, args)
+
+
+def call_in_process(p: Places, vault: Path, cfg: dict, verb: str, args: dict) -> tuple[dict, bool]:
+    from ..daemon.dispatch import WRITE_TOOLS, call_tool
+    from ..daemon.engine import Engine
+    from ..daemon.protocol import Caller
+
+    engine = Engine(vault, p, cfg, writer="cli" if verb in WRITE_TOOLS else None)
+    try:
+        return call_tool(engine, verb, args, Caller.local("cli"))
+    finally:
+        engine.close()

@@ -1,0 +1,31 @@
+"""The `brain` console script.
+
+Hot verb commands (recall, remember, forget, entity, context, delta, call)
+take a lean argparse path that imports neither typer nor anything heavy;
+everything else goes to the typer app.
+"""
+
+from __future__ import annotations
+
+import sys
+
+HOT = {"recall", "remember", "forget", "entity", "context", "delta", "call"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in HOT and not any(a in ("-h", "--help") for a in argv[1:]):
+        from .fast import run
+
+        return run(argv)
+    from .app import app
+
+    try:
+        app(args=argv, prog_name="brain", standalone_mode=True)
+    except SystemExit as e:
+        return int(e.code or 0) if not isinstance(e.code, str) else 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,125 @@
+"""Human output for the verb commands (the JSON envelope is `--json`)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import sys
+
+
+def error(body: dict) -> None:
+    print(f"error ({body.get('error')}): {body.get('message')}", file=sys.stderr)
+    if body.get("suggestion"):
+        print(f"fix: {body['suggestion']}", file=sys.stderr)
+    if body.get("detail"):
+        print(f"detail: {body['detail']}", file=sys.stderr)
+
+
+def age(ts: str | None) -> str:
+    if not ts:
+        return "?"
+    try:
+        t = _dt.datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    except ValueError:
+        return ts
+    secs = (_dt.datetime.now(_dt.timezone.utc) - t).total_seconds()
+    if secs < 0:
+        return "in the future"
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if secs >= size:
+            return f"{int(secs // size)}{unit} ago"
+    return "just now"
+
+
+def fact_line(f: dict) -> str:
+    parts = [f"#{f['id']:<5}", f"{f['kind']:<10}"]
+    parts.append(f"[{f['entity_slug']}]" if f.get("entity_slug") else "[-]")
+    parts.append(f["fact"])
+    tail = f"({age(f.get('valid_from') or f.get('created_at'))}, {f.get('provenance')}"
+    if f.get("visibility") == "private":
+        tail += ", private"
+    if f.get("expired_at"):
+        tail += ", expired"
+    elif f.get("valid_until"):
+        tail += f", until {f['valid_until'][:10]}"
+    return "  ".join(parts) + "  " + tail + ")"
+
+
+def show(verb: str, body: dict) -> None:
+    fn = _RENDERERS.get(verb)
+    if fn is None:
+        import json
+
+        print(json.dumps(body, indent=2, ensure_ascii=False))
+        return
+    fn(body)
+
+
+def _remember(b: dict) -> None:
+    print(b["status_text"] + (f"  [{b['entity_slug']}]" if b.get("entity_slug") else ""))
+    if b.get("valid_until"):
+        print(f"  valid until {b['valid_until']}")
+
+
+def _recall(b: dict) -> None:
+    facts = b.get("facts", [])
+    if not facts and not b.get("results"):
+        print("no facts found")
+    for f in facts:
+        print(fact_line(f))
+    results = b.get("results")
+    if results is not None:
+        if facts:
+            print()
+        print(f"pages ({len(results)}):" + (f"  [{b['search_degraded']}]" if b.get("search_degraded") else ""))
+        for r in results:
+            stale = "  (changed on disk since indexed)" if r.get("stale") else ""
+            print(f"  {r['slug']}  — {r.get('title') or ''}  [{r.get('evidence')}]{stale}")
+            chunk = (r.get("chunk") or "").strip().replace("\n", " ")
+            if chunk:
+                print(f"      {chunk[:160]}")
+    if "budget_tokens" in b:
+        print(f"(budget {b['budget_used']}/{b['budget_tokens']} tokens, {b['dropped_count']} dropped)")
+
+
+def _forget(b: dict) -> None:
+    if b["expired"]:
+        print(f"forgot fact #{b['id']}" + (f" ({b['reason']})" if b.get("reason") else ""))
+    else:
+        print(f"fact #{b['id']} was already expired; nothing changed")
+
+
+def _entity(b: dict) -> None:
+    if not b.get("found"):
+        print("no such entity")
+        for s in b.get("suggestions", []):
+            print(f"  did you mean {s['slug']} ({s['title']})? [{s['create_safety']}]")
+        return
+    c = b["card"]
+    e = c["entity"]
+    print(f"{e['title']}  ({e['slug']}{', ' + e['type'] if e.get('type') else ''})")
+    if c.get("aka"):
+        print(f"  aka: {', '.join(c['aka'])}")
+    if c.get("summary"):
+        print(f"  {c['summary']}")
+    for t in c.get("open_threads", []):
+        print(f"  [{t['kind']}] {t['text']}" + (f" ({t['date'][:10]})" if t.get("date") else ""))
+    for ed in c.get("edges", []):
+        arrow = "→" if ed["direction"] == "out" else "←"
+        print(f"  {arrow} {ed['type']} {ed['slug']}")
+    print(f"  {c['backlink_count']} backlinks, {c['active_fact_count']} active facts, {b['latency_ms']} ms")
+    for s in b.get("suggestions", []):
+        print(f"  also: {s['slug']} ({s['title']})")
+
+
+def _text_block(b: dict) -> None:
+    print(b.get("text") or "(nothing to show)")
+
+
+_RENDERERS = {
+    "remember": _remember,
+    "recall": _recall,
+    "forget": _forget,
+    "entity": _entity,
+    "context_pack": _text_block,
+    "delta": _text_block,
+}

@@ -1,0 +1,1 @@
+"""The resident process: verbs, protocol envelopes, facts store, transports."""

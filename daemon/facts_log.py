@@ -1,0 +1,121 @@
+"""facts.jsonl: the append-only system of record for facts.
+
+Every event (insert, expire) is one JSON line, written with a single
+`write()` on an O_APPEND descriptor and fsync'd before the caller is told it
+happened. A line torn by a crash was never acknowledged: the writer moves it
+aside (never deletes it) and truncates the log to its last whole line.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+
+log = logging.getLogger("brain.facts")
+
+
+class FactsLog:
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self._fd: int | None = None
+
+    # -- writing -----------------------------------------------------------
+
+    def open_for_append(self) -> None:
+        """Prepare to append: make the file, set aside a torn tail."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._repair_torn_tail()
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+
+    def _repair_torn_tail(self) -> None:
+        try:
+            size = self.path.stat().st_size
+        except FileNotFoundError:
+            return
+        if size == 0:
+            return
+        with open(self.path, "rb+") as f:
+            f.seek(-1, os.SEEK_END)
+            if f.read(1) == b"\n":
+                return
+            # find the start of the unterminated last line
+            back = min(size, 1 << 20)
+            f.seek(size - back)
+            chunk = f.read(back)
+            cut = chunk.rfind(b"\n")
+            start = size - back + cut + 1 if cut >= 0 else 0
+            f.seek(start)
+            tail = f.read()
+            aside = self.path.with_name(self.path.name + f".torn-{start}")
+            aside.write_bytes(tail)
+            f.truncate(start)
+            f.flush()
+            os.fsync(f.fileno())
+        log.warning("facts log ended in a torn line (%d bytes, never acknowledged); kept it in %s", len(tail), aside)
+
+    def append(self, records: list[dict]) -> int:
+        """Append records durably; returns the log size afterwards."""
+        if self._fd is None:
+            self.open_for_append()
+        data = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records)
+        payload = data.encode("utf-8")
+        written = 0
+        while written < len(payload):
+            written += os.write(self._fd, payload[written:])  # type: ignore[arg-type]
+        os.fsync(self._fd)  # type: ignore[arg-type]
+        return os.fstat(self._fd).st_size  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    # -- reading -----------------------------------------------------------
+
+    def size(self) -> int:
+        try:
+            return self.path.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def head_signature(self) -> str:
+        """The first line, which identifies this log (a replaced file differs)."""
+        try:
+            with open(self.path, "rb") as f:
+                return f.readline(4096).decode("utf-8", "replace").strip()
+        except FileNotFoundError:
+            return ""
+
+    def replay(self, offset: int = 0, first_line_no: int = 1):
+        """Yield (line_no, record, end_offset, error) for whole lines from `offset`.
+
+        A bad line comes back with record None and the reason in `error`; an
+        unterminated last line is not read (it is being written, or torn).
+        """
+        try:
+            f = open(self.path, "rb")
+        except FileNotFoundError:
+            return
+        with f:
+            f.seek(offset)
+            line_no = first_line_no - 1
+            pos = offset
+            for raw in f:
+                if not raw.endswith(b"\n"):
+                    break
+                line_no += 1
+                pos += len(raw)
+                text = raw.strip()
+                if not text:
+                    yield line_no, None, pos, None
+                    continue
+                try:
+                    rec = json.loads(text.decode("utf-8"))
+                    if not isinstance(rec, dict) or rec.get("op") not in ("insert", "expire") or not isinstance(rec.get("id"), int):
+                        raise ValueError("not a fact record (needs op insert/expire and an integer id)")
+                except (ValueError, UnicodeDecodeError) as e:
+                    yield line_no, None, pos, str(e)[:160]
+                    continue
+                yield line_no, rec, pos, None

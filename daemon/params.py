@@ -1,0 +1,50 @@
+"""Argument normalization and validation, in the reference's order (§1.4).
+
+The MCP SDK's own validation is never used: its errors are prose, and the
+protocol wants an `invalid_params` envelope naming the first failing key.
+"""
+
+from __future__ import annotations
+
+from .protocol import GENERIC_PARAM_SUGGESTION, InvalidParams
+from .tooldefs import ToolDef
+
+_JSON_TYPES = {
+    "string": (str,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+}
+
+
+def _is_type(value, type_name: str) -> bool:
+    if type_name == "number" and isinstance(value, bool):
+        return False  # JSON true is not a number, though Python thinks so
+    return isinstance(value, _JSON_TYPES[type_name])
+
+
+def normalize_and_validate(tool: ToolDef, args: dict | None) -> dict:
+    """Return the arguments a handler sees, or raise InvalidParams."""
+    out = dict(args or {})
+    for p in tool.params:
+        if p.required or p.name not in out:
+            continue
+        v = out[p.name]
+        # optional null, and optional "" for strings, mean "not given"
+        if v is None or (p.type == "string" and v == ""):
+            del out[p.name]
+    for p in tool.params:
+        present = p.name in out and out[p.name] is not None
+        if not present:
+            if p.required:
+                raise InvalidParams(f"Missing required parameter: {p.name}", GENERIC_PARAM_SUGGESTION)
+            continue
+        v = out[p.name]
+        if not _is_type(v, p.type):
+            raise InvalidParams(f'Parameter "{p.name}" must be a {p.type}', GENERIC_PARAM_SUGGESTION)
+        if p.enum and v not in p.enum:
+            raise InvalidParams(
+                f'Parameter "{p.name}" must be one of: {", ".join(p.enum)}', GENERIC_PARAM_SUGGESTION
+            )
+    return out

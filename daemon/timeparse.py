@@ -1,0 +1,131 @@
+"""ttl and since parsing (PROTOCOL_NOTES §4.1, §4.2).
+
+ISO 8601 instants and dates, the few human date forms that JS `Date.parse`
+accepts and callers actually send, and the duration shorthand ("30d", "12h",
+"45m", "8 hours ago"). ISO 8601 *durations* are a trap callers fall into; they
+are recognised so the error can show the shorthand rewrite.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import email.utils
+import re
+
+from .protocol import InvalidParams, iso, utcnow
+
+_UNITS = {
+    "s": 1, "sec": 1, "second": 1, "seconds": 1,
+    "m": 60, "min": 60, "minute": 60, "minutes": 60,
+    "h": 3600, "hr": 3600, "hour": 3600, "hours": 3600,
+    "d": 86400, "day": 86400, "days": 86400,
+}
+_UNIT_ALT = "|".join(sorted(_UNITS, key=len, reverse=True))
+_SHORTHAND = re.compile(rf"^(\d+)\s*({_UNIT_ALT})$", re.IGNORECASE)
+_AGO = re.compile(rf"^(\d+)\s*({_UNIT_ALT})(\s+ago)?$", re.IGNORECASE)
+_ISO_DURATION = re.compile(r"^P(\d+[YMWD])*(T(\d+[HMS])+)?$", re.IGNORECASE)
+
+_HUMAN_FORMATS = (
+    "%B %d, %Y %H:%M:%S",
+    "%B %d, %Y %H:%M",
+    "%B %d, %Y",
+    "%b %d, %Y %H:%M:%S",
+    "%b %d, %Y",
+    "%d %B %Y",
+    "%d %b %Y",
+    "%Y/%m/%d %H:%M:%S",
+    "%Y/%m/%d",
+    "%Y-%m-%d %H:%M:%S",
+    "%Y-%m-%d %H:%M",
+)
+
+ACCEPTED_FORMS = (
+    'an ISO 8601 date or datetime such as "2026-06-12" or '
+    '"2026-06-12T09:30:00Z", or a date like "June 12, 2026"'
+)
+
+
+def parse_date(text: str) -> _dt.datetime | None:
+    """Parse an absolute date/datetime; zone-less values are taken as UTC."""
+    t = text.strip()
+    if not t:
+        return None
+    candidate = t[:-1] + "+00:00" if t[-1] in "Zz" else t
+    try:
+        ts = _dt.datetime.fromisoformat(candidate)
+    except ValueError:
+        ts = None
+    if ts is None:
+        try:
+            ts = email.utils.parsedate_to_datetime(t)
+        except (TypeError, ValueError, IndexError):
+            ts = None
+    if ts is None:
+        # "January 1, 2000 00:00:00 GMT": drop a trailing zone name we know
+        stripped = re.sub(r"\s+(GMT|UTC|Z)$", "", t, flags=re.IGNORECASE)
+        for fmt in _HUMAN_FORMATS:
+            try:
+                ts = _dt.datetime.strptime(stripped, fmt)
+                break
+            except ValueError:
+                continue
+    if ts is None:
+        return None
+    if ts.tzinfo is None:
+        ts = ts.replace(tzinfo=_dt.timezone.utc)
+    return ts.astimezone(_dt.timezone.utc)
+
+
+def parse_ttl(value: str | None, now: _dt.datetime | None = None) -> str | None:
+    """The instant a fact stops being valid, as ISO, or None for never."""
+    if value is None:
+        return None
+    t = value.strip()
+    if not t:
+        return None
+    now = now or utcnow()
+    if len(t) > 1 and t[0] in "Pp" and (t[1].isdigit() or t[1] in "Tt") and _ISO_DURATION.match(t):
+        short = re.sub(r"^PT?", "", t, flags=re.IGNORECASE).lower()
+        raise InvalidParams(
+            f"ttl {value!r} is an ISO 8601 duration, which remember does not accept.",
+            f'Use the shorthand instead: ttl "{short}" (seconds s, minutes m, hours h, '
+            'days d), or an absolute ISO 8601 timestamp such as "2026-12-31T00:00:00Z".',
+        )
+    m = _SHORTHAND.match(t)
+    if m:
+        seconds = int(m.group(1)) * _UNITS[m.group(2).lower()]
+        return iso(now + _dt.timedelta(seconds=seconds))
+    ts = parse_date(t)
+    if ts is None:
+        raise InvalidParams(
+            f"Cannot parse ttl {value!r}.",
+            'Give a duration shorthand like "30d", "12h", "45m" or "90s" (weeks, months '
+            'and years are not units: write "7d" for a week), or an absolute ISO 8601 '
+            'timestamp like "2026-12-31T00:00:00Z". Omit ttl for a fact that never expires.',
+        )
+    return iso(ts)
+
+
+def parse_since_lenient(value: str, now: _dt.datetime | None = None) -> _dt.datetime | None:
+    """recall's since: a date, or "30m" / "8 hours ago"; None when unparseable."""
+    ts = parse_date(value)
+    if ts is not None:
+        return ts
+    m = _AGO.match(value.strip())
+    if m:
+        now = now or utcnow()
+        return now - _dt.timedelta(seconds=int(m.group(1)) * _UNITS[m.group(2).lower()])
+    return None
+
+
+def parse_since_strict(value: str | None, param: str = "since") -> _dt.datetime | None:
+    """context_pack / delta since: absent → None, unparseable → invalid_params."""
+    if value is None or not value.strip():
+        return None
+    ts = parse_date(value)
+    if ts is None:
+        raise InvalidParams(
+            f"{param} is not a parseable timestamp: {value[:80]!r}.",
+            f"Pass {param} as {ACCEPTED_FORMS}; relative phrases are not accepted here.",
+        )
+    return ts

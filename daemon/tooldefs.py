@@ -1,0 +1,276 @@
+"""What every tool advertises: name, description, input schema, annotations.
+
+This is the single source of `tools/list`, of parameter validation and of
+`brain protocol --json`. Property schemas carry only type, description and
+enum (limits are stated in prose and enforced by the handlers), and no tool
+declares an outputSchema.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+KINDS = ["event", "preference", "commitment", "belief", "fact"]
+VISIBILITIES = ["world", "private"]
+
+VERB_NAMES = ("recall", "remember", "entity", "synthesize", "forget", "context_pack", "delta")
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: str
+    description: str
+    required: bool = False
+    enum: tuple[str, ...] | None = None
+
+    def schema(self) -> dict:
+        s = {"type": self.type, "description": self.description}
+        if self.enum:
+            s["enum"] = list(self.enum)
+        return s
+
+
+@dataclass(frozen=True)
+class ToolDef:
+    name: str
+    description: str
+    params: tuple[Param, ...]
+    annotations: dict = field(default_factory=dict)
+
+    @property
+    def is_verb(self) -> bool:
+        return self.name in VERB_NAMES
+
+    def input_schema(self) -> dict:
+        return {
+            "type": "object",
+            "properties": {p.name: p.schema() for p in self.params},
+            "required": [p.name for p in self.params if p.required],
+        }
+
+    def listing(self) -> dict:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "inputSchema": self.input_schema(),
+            "annotations": dict(self.annotations),
+        }
+
+
+_BRANCH = " Branch on structured fields, never on prose."
+
+RECALL = ToolDef(
+    "recall",
+    "MEMORY VERB (v1): read saved facts and, with `query`, search the user's notes. "
+    "Use it to look up what is known (facts about an entity, recent facts, or "
+    "snippets of pages matching a question); use `entity` for one person/company/"
+    "project card and `synthesize` only for answers that must combine several pages. "
+    "Exactly one facts filter applies: supersessions, then entity, then session_id, "
+    "then since. `limit` caps each arm (default 50, max 100). `budget_tokens` packs "
+    "the answer on the server (facts first, then search results) and reports "
+    "budget_used and dropped_count. Remote callers only ever see world-visible facts "
+    "and pages. Without an embedding model the search arm is keyword-only and says so "
+    "in `search_degraded`. Every response carries protocol_version." + _BRANCH,
+    (
+        Param("entity", "string", "Entity name or slug (e.g. \"people/alice-example\"); returns facts about it, newest first."),
+        Param("query", "string", "Free-text question; adds `results[]` from a search over the user's pages."),
+        Param("budget_tokens", "number", "Server-side token budget (chars/4); facts are packed first, then results."),
+        Param("since", "string", "ISO 8601 date/datetime or a relative form like \"8 hours ago\"; filters the facts arm."),
+        Param("session_id", "string", "Return the facts captured in this session."),
+        Param("include_expired", "boolean", "Include expired and forgotten facts (default false)."),
+        Param("supersessions", "boolean", "Return only the supersession audit log (facts replaced by newer ones)."),
+        Param("limit", "number", "Per-arm cap on facts and on search results; default 50, max 100."),
+        Param("grep", "string", "Case-insensitive substring filter on fact text."),
+        Param("include_pending", "boolean", "Also report pending_consolidation_count."),
+    ),
+    {"title": "recall (memory read)", "readOnlyHint": True},
+)
+
+REMEMBER = ToolDef(
+    "remember",
+    "MEMORY VERB (v1): save ONE fact with mandatory attribution. Set `entity` whenever "
+    "the fact is about a specific person, company or project — entity-scoped recall "
+    "will not find unattributed facts. `provenance` says where the fact came from "
+    "(free text, at most 500 characters, e.g. \"conversation 2026-06-12\"). `ttl` is "
+    "a shorthand duration (\"30d\", \"12h\", \"45m\") or an absolute ISO 8601 instant; "
+    "ISO 8601 durations such as P30D are rejected with the rewrite. Facts are "
+    "world-visible (every agent connected to this brain) unless visibility is "
+    "\"private\". Branch on `status` (inserted | duplicate | superseded), never on "
+    "`status_text`; on a duplicate `id` is the existing fact's id. For bulk "
+    "extraction from a transcript, call it once per fact." + _BRANCH,
+    (
+        Param("fact", "string", "One claim, in a sentence.", required=True),
+        Param("provenance", "string", "Where this came from (required, at most 500 characters).", required=True),
+        Param("ttl", "string", "Expiry: \"30d\" / \"12h\" / \"45m\" shorthand or an absolute ISO 8601 timestamp. Omit for never."),
+        Param("entity", "string", "The person/company/project the fact is about, by name or slug."),
+        Param("kind", "string", "What sort of claim this is (default fact).", enum=tuple(KINDS)),
+        Param("visibility", "string", "world (default, readable by every connected agent) or private (local CLI only).", enum=tuple(VISIBILITIES)),
+    ),
+    {"title": "remember (memory write)", "idempotentHint": True},
+)
+
+ENTITY = ToolDef(
+    "entity",
+    "MEMORY VERB (v1): one card for a known person, company or project — title, "
+    "aliases, summary, open threads, typed edges, backlink and fact counts. Zero "
+    "LLM, well under 100 ms: safe to call for every message that names an entity. "
+    "Resolution: alias, then exact title or slug, then slug suffix; ties go to the "
+    "most recently touched page and runners-up come back in `suggestions`. A miss is "
+    "not an error: `found` is false and `suggestions` lists near misses with a "
+    "create_safety hint." + _BRANCH,
+    (
+        Param("name", "string", "Free-text name, alias or slug (\"Alice Example\", \"people/alice-example\").", required=True),
+    ),
+    {"title": "entity (card lookup, zero LLM)", "readOnlyHint": True},
+)
+
+SYNTHESIZE = ToolDef(
+    "synthesize",
+    "[EXPENSIVE / SLOW — calls an LLM, takes seconds to minutes, costs money] "
+    "Answer a question that needs evidence combined across several pages: gathers "
+    "pages and facts, has an LLM compose an answer citing its sources, and reports "
+    "gaps and the cost. Prefer `recall` or `entity` for lookups. With no LLM "
+    "configured it returns the `unavailable` error with the fix, never a made-up "
+    "answer; when the LLM fails but pages were found, `synthesis_status` is "
+    "extractive_fallback and the answer quotes only those pages." + _BRANCH,
+    (
+        Param("question", "string", "The question to answer.", required=True),
+        Param("since", "string", "Only gather pages dated at or after this ISO date/datetime."),
+        Param("until", "string", "Only gather pages dated at or before this ISO date/datetime."),
+    ),
+    {"title": "synthesize (slow, costly — LLM-backed)", "readOnlyHint": True},
+)
+
+FORGET = ToolDef(
+    "forget",
+    "MEMORY VERB (v1): expire a fact by its id (the `id` from remember, or "
+    "`facts[].fact_id` from recall — never a page slug). The fact is kept in the "
+    "audit trail, not deleted. Idempotent: forgetting an already expired fact "
+    "succeeds with `expired: false`; an unknown id is `not_found`." + _BRANCH,
+    (
+        Param("id", "string", "The fact id, as a string (e.g. \"42\").", required=True),
+        Param("reason", "string", "Why, for the audit trail (default \"forgotten\")."),
+    ),
+    {"title": "forget (expire a fact)", "destructiveHint": True, "idempotentHint": True},
+)
+
+CONTEXT_PACK = ToolDef(
+    "context_pack",
+    "MEMORY VERB (v1): one budget-packed bundle for a set of standing entities — their "
+    "cards, their open threads and the hot facts — plus `text`, a rendered block ready "
+    "to inject. Call it at session start and right after compaction. Zero LLM. At "
+    "most 8 entities (comma-separated). World-visible data only unless a trusted "
+    "local caller passes include_private." + _BRANCH,
+    (
+        Param("entities", "string", "Comma-separated entity names or slugs; at most 8 are used.", required=True),
+        Param("budget_tokens", "number", "Server-side token budget: cards first, then facts."),
+        Param("since", "string", "ISO 8601 instant; top-level open threads are limited to events after it."),
+        Param("session_id", "string", "Selects this session's facts as hot memory."),
+        Param("include_private", "boolean", "Include private facts; honoured only for trusted local callers."),
+    ),
+    {"title": "context_pack (boundary bundle)", "readOnlyHint": True},
+)
+
+DELTA = ToolDef(
+    "delta",
+    "MEMORY VERB (v1): what changed since a cursor — pages updated (oldest first), facts "
+    "recorded, and open-thread events — for periodic wakes. Pass `since`, or a "
+    "`session_id` whose stored cursor advances to the newest delivered change on each "
+    "call. Delivery is at-least-once: when a budget or the page cap cuts the list, "
+    "`has_more` is true and the rest comes on the next call; stateless callers resume "
+    "with next_cursor.since and next_cursor.slug. World-visible data only unless a "
+    "trusted local caller passes include_private." + _BRANCH,
+    (
+        Param("since", "string", "ISO 8601 cursor; optional when session_id carries one."),
+        Param("since_slug", "string", "Keyset resume: pass back next_cursor.slug together with next_cursor.since."),
+        Param("entities", "string", "Comma-separated entities whose thread updates to include (at most 8)."),
+        Param("budget_tokens", "number", "Server-side token budget: pages first, then facts."),
+        Param("session_id", "string", "Per-session cursor: the first call establishes it, each call advances it."),
+        Param("include_private", "boolean", "Include private facts; honoured only for trusted local callers."),
+    ),
+    {"title": "delta (what changed since)", "readOnlyHint": True},
+)
+
+VERBS: tuple[ToolDef, ...] = (RECALL, REMEMBER, ENTITY, SYNTHESIZE, FORGET, CONTEXT_PACK, DELTA)
+
+PUT_PAGE = ToolDef(
+    "put_page",
+    "Write a Markdown page into the vault at `<slug>.md` (atomic: temp file + rename) "
+    "and index it before returning. Pass `expected_hash` (from get_page) to refuse "
+    "overwriting a page that changed since you read it.",
+    (
+        Param("slug", "string", "Page slug, e.g. \"people/alice-example\" (no `..`, no leading `/`).", required=True),
+        Param("content", "string", "The whole Markdown document, frontmatter included.", required=True),
+        Param("expected_hash", "string", "sha256 of the content you read; the write is refused if the file differs."),
+    ),
+    {"title": "put_page (write a page)", "destructiveHint": True, "idempotentHint": True},
+)
+
+GET_PAGE = ToolDef(
+    "get_page",
+    "Read one page of the vault by slug: its Markdown content, frontmatter and hash.",
+    (Param("slug", "string", "Page slug, e.g. \"people/alice-example\".", required=True),),
+    {"title": "get_page (read a page)", "readOnlyHint": True},
+)
+
+LIST_PAGES = ToolDef(
+    "list_pages",
+    "List pages of the vault, optionally under a slug prefix, most recently updated first.",
+    (
+        Param("prefix", "string", "Only slugs starting with this, e.g. \"people/\"."),
+        Param("limit", "number", "Maximum pages to return (default 50, max 1000)."),
+    ),
+    {"title": "list_pages", "readOnlyHint": True},
+)
+
+WHOAMI = ToolDef(
+    "whoami",
+    "Describe the caller as this server sees it: transport, trust lane, surface, write access.",
+    (),
+    {"title": "whoami", "readOnlyHint": True},
+)
+
+STATUS = ToolDef(
+    "status",
+    "Report the brain's state: vault, page/chunk/fact counts, last sync, embedding model state.",
+    (),
+    {"title": "status", "readOnlyHint": True},
+)
+
+STARTER_EXTRAS: tuple[ToolDef, ...] = (PUT_PAGE, GET_PAGE, LIST_PAGES, WHOAMI, STATUS)
+SEARCH = ToolDef(
+    "search",
+    "Search the user's pages (keyword, plus vectors when the model is loaded) and return "
+    "ranked page hits with the best matching chunk. Same engine as recall's query arm, "
+    "without the facts arm.",
+    (
+        Param("query", "string", "What to look for.", required=True),
+        Param("limit", "number", "Maximum hits (default 10, max 100)."),
+    ),
+    {"title": "search (pages)", "readOnlyHint": True},
+)
+
+GET_BACKLINKS = ToolDef(
+    "get_backlinks",
+    "List the pages that link to a page, with the link type and context.",
+    (Param("slug", "string", "Page slug whose backlinks to list.", required=True),),
+    {"title": "get_backlinks", "readOnlyHint": True},
+)
+
+FULL_EXTRAS: tuple[ToolDef, ...] = (SEARCH, GET_BACKLINKS)
+
+ALL_TOOLS: dict[str, ToolDef] = {t.name: t for t in VERBS + STARTER_EXTRAS + FULL_EXTRAS}
+
+SURFACES = ("verbs", "starter", "full")
+
+
+def surface_tools(surface: str) -> list[ToolDef]:
+    """The tools a surface exposes, in a stable order: verbs ⊂ starter ⊂ full."""
+    if surface == "verbs":
+        return list(VERBS)
+    if surface == "starter":
+        return list(VERBS + STARTER_EXTRAS)
+    if surface == "full":
+        return list(VERBS + STARTER_EXTRAS + FULL_EXTRAS)
+    raise ValueError(f"unknown surface {surface!r}; choose one of {', '.join(SURFACES)}")

@@ -1,0 +1,64 @@
+"""One writer per vault: an exclusive lock on `<vault>/.brain/writer.lock`.
+
+The lock lives beside the facts log it protects, so it holds whatever config
+or BRAIN_HOME each process uses. The kernel drops it when its holder dies, so
+a stale lock cannot outlive a crash; the file only says who held it last.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import time
+from pathlib import Path
+
+
+class VaultLocked(RuntimeError):
+    def __init__(self, path: Path, holder: dict):
+        who = f"pid {holder.get('pid', '?')} ({holder.get('kind', 'unknown')}, since {holder.get('since', '?')})"
+        super().__init__(f"the vault's writer lock {path} is held by {who}")
+        self.holder = holder
+
+
+class VaultLock:
+    def __init__(self, vault: Path):
+        self.path = Path(vault) / ".brain" / "writer.lock"
+        self._fd: int | None = None
+
+    def holder(self) -> dict:
+        try:
+            return json.loads(self.path.read_text() or "{}")
+        except (OSError, ValueError):
+            return {}
+
+    def acquire(self, kind: str, wait_s: float = 0.0) -> None:
+        """Take the lock, waiting up to `wait_s`; raise VaultLocked if it stays held."""
+        if self._fd is not None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    os.close(fd)
+                    raise VaultLocked(self.path, self.holder()) from None
+                time.sleep(0.02)
+        os.ftruncate(fd, 0)
+        stamp = {"pid": os.getpid(), "kind": kind, "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        os.pwrite(fd, json.dumps(stamp).encode(), 0)
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None

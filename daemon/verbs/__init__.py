@@ -1,0 +1,1 @@
+"""The verbs: plain functions over an Engine that return plain dicts."""

@@ -1,0 +1,129 @@
+"""recall: the facts arm and the page-search arm (PROTOCOL_NOTES §3.1)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+
+from ..protocol import PROTOCOL_VERSION, Caller, budget_of, estimate_tokens, iso, pack_greedy
+from ..timeparse import parse_since_lenient
+
+DEFAULT_LIMIT = 50
+MAX_LIMIT = 100
+
+
+def clamp_limit(value) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        return DEFAULT_LIMIT
+    if value < 1 or int(value) != value:
+        return DEFAULT_LIMIT
+    return min(int(value), MAX_LIMIT)
+
+
+def fact_projection(row) -> dict:
+    """The legacy fact shape plus fact_id and provenance, every key present."""
+    return {
+        "id": row["id"],
+        "fact_id": str(row["id"]),
+        "fact": row["fact"],
+        "kind": row["kind"],
+        "entity_slug": row["entity_slug"],
+        "provenance": row["source"],
+        "source": row["source"],
+        "visibility": row["visibility"],
+        "notability": row["notability"],
+        "confidence": row["confidence"],
+        "valid_from": row["valid_from"],
+        "valid_until": row["valid_until"],
+        "expired_at": row["expired_at"],
+        "superseded_by": row["superseded_by"],
+        "consolidated_at": None,
+        "consolidated_into": None,
+        "source_session": row["source_session"],
+        "context": row["context"],
+        "created_at": row["created_at"],
+    }
+
+
+def facts_arm(engine, args: dict, caller: Caller, limit: int) -> list:
+    facts = engine.facts
+    active_only = args.get("include_expired") is not True
+    world_only = caller.remote
+    if args.get("supersessions") is True:
+        where, params = ["superseded_by IS NOT NULL"], []
+        since = args.get("since")
+        if since:
+            ts = parse_since_lenient(since)
+            if ts is None:
+                return []
+            where.append("COALESCE(expired_at, valid_until) >= ?")
+            params.append(iso(ts))
+        return facts.query(where, params, "COALESCE(expired_at, valid_until) DESC, id DESC", limit,
+                           active_only=False, world_only=world_only)
+    entity = (args.get("entity") or "").strip()
+    if entity:
+        slug = engine.canonical_entity(entity, caller)
+        return facts.query(["entity_slug = ?"], [slug], "valid_from DESC, id DESC", limit,
+                           active_only=active_only, world_only=world_only)
+    session = args.get("session_id")
+    if session:
+        return facts.query(["source_session = ?"], [session], "created_at DESC, id DESC", limit,
+                           active_only=active_only, world_only=world_only)
+    since = args.get("since")
+    if since:
+        ts = parse_since_lenient(since)
+        if ts is None:
+            return []  # unparseable since: an empty arm, not an error
+        return facts.query(["COALESCE(valid_from, created_at) >= ?"], [iso(ts)],
+                           "COALESCE(valid_from, created_at) DESC, id DESC", limit,
+                           active_only=active_only, world_only=world_only)
+    return facts.query([], [], "COALESCE(valid_from, created_at) DESC, id DESC", limit,
+                       active_only=active_only, world_only=world_only)
+
+
+def recall(engine, args: dict, caller: Caller) -> dict:
+    limit = clamp_limit(args.get("limit"))
+    rows = facts_arm(engine, args, caller, limit)
+    facts = [fact_projection(r) for r in rows]
+    grep = args.get("grep")
+    if grep:
+        needle = grep.lower()
+        facts = [f for f in facts if needle in f["fact"].lower()]
+
+    body: dict = {}
+    results = None
+    degraded = None
+    query = (args.get("query") or "").strip()
+    if query:
+        results, degraded = engine.search_pages(query, limit, caller)
+
+    budget = budget_of(args.get("budget_tokens"))
+    dropped = 0
+    used = 0
+    if budget is not None:
+        n_facts, n_results = len(facts), len(results or [])
+        facts, used = pack_greedy(facts, [estimate_tokens(f["fact"]) for f in facts], budget)
+        if results is not None:
+            remainder = budget - used
+            if remainder > 0:
+                costs = [estimate_tokens(r.get("title")) + estimate_tokens(r.get("chunk")) for r in results]
+                results, used_r = pack_greedy(results, costs, remainder)
+                used += used_r
+            else:
+                results = []
+        dropped = (n_facts - len(facts)) + (n_results - len(results or []))
+
+    body["facts"] = facts
+    body["total"] = len(facts)
+    if results is not None:
+        body["results"] = results
+        if degraded:
+            body["search_degraded"] = degraded
+        engine.note_retrieved([r["slug"] for r in results])
+    if budget is not None:
+        body["budget_tokens"] = budget
+        body["budget_used"] = used
+        body["dropped_count"] = dropped
+    if args.get("include_pending") is True:
+        body["pending_consolidation_count"] = 0
+    body["protocol_version"] = PROTOCOL_VERSION
+    return body

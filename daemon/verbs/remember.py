@@ -1,0 +1,96 @@
+"""remember: save one attributed fact (PROTOCOL_NOTES §3.2)."""
+
+from __future__ import annotations
+
+from ..protocol import PROTOCOL_VERSION, Caller, InvalidParams, ProvenanceRequired
+from ..timeparse import parse_ttl
+
+MAX_PROVENANCE = 500
+# cosine at or above which two facts about one entity are the same claim
+DEDUP_THRESHOLD = 0.95
+
+
+def remember(engine, args: dict, caller: Caller) -> dict:
+    fact = args["fact"].strip()
+    if not fact:
+        raise InvalidParams(
+            "fact is empty.",
+            "Pass the claim to save as `fact`, one sentence, e.g. \"Alice prefers morning meetings\".",
+        )
+    provenance = args["provenance"].strip()
+    if not provenance:
+        raise ProvenanceRequired(
+            "provenance is blank: every fact needs to say where it came from.",
+            'Pass provenance as short free text naming the origin, e.g. "conversation 2026-06-12" '
+            'or "user said in chat".',
+        )
+    if len(provenance) > MAX_PROVENANCE:
+        raise InvalidParams(
+            f"provenance is {len(provenance)} characters; the limit is {MAX_PROVENANCE}.",
+            "Shorten provenance to a pointer at the origin (a date, a conversation, a file name) "
+            "and put the detail in the fact itself.",
+        )
+    kind = args.get("kind") or "fact"
+    visibility = args.get("visibility") or "world"
+    valid_until = parse_ttl(args.get("ttl"))
+    entity = (args.get("entity") or "").strip()
+    entity_slug = engine.canonical_entity(entity, caller) if entity else None
+
+    if args.get("dry_run") is True:
+        return {
+            "dry_run": True,
+            "action": "remember",
+            "fact": {"fact": fact, "kind": kind, "entity_slug": entity_slug, "visibility": visibility,
+                     "provenance": provenance, "valid_until": valid_until},
+            "protocol_version": PROTOCOL_VERSION,
+        }
+
+    with engine.facts.lock:
+        verdict = _dedup(engine, fact, kind, entity_slug)
+        if verdict and verdict[0] == "duplicate":
+            existing = verdict[1]
+            return _response(existing["id"], "duplicate", entity_slug, existing["valid_until"], verdict[2])
+        supersede = verdict[1]["id"] if verdict and verdict[0] == "superseded" else None
+        fid = engine.facts.insert(
+            fact=fact, kind=kind, entity_slug=entity_slug, visibility=visibility, source=provenance,
+            valid_until=valid_until, source_session=args.get("session_id"), supersede=supersede,
+        )
+        degraded = verdict[2] if verdict else engine.dedup_degraded()
+        engine.after_fact_insert(fid, fact)
+    return _response(fid, "superseded" if supersede else "inserted", entity_slug, valid_until, degraded)
+
+
+def _dedup(engine, fact: str, kind: str, entity_slug: str | None):
+    """('duplicate', row, degraded) / ('superseded', row, degraded) / None."""
+    if entity_slug is None:
+        return None
+    same = engine.facts.find_same_text(entity_slug, fact)
+    similar = engine.similar_fact(entity_slug, fact)  # (row, cosine) or None; None when no model
+    degraded = engine.dedup_degraded()
+    if same is not None:
+        return ("duplicate", same, degraded)
+    if similar is not None and similar[1] >= DEDUP_THRESHOLD:
+        row = similar[0]
+        if row["kind"] == kind:
+            return ("superseded", row, degraded)
+        return ("duplicate", row, degraded)
+    return None
+
+
+def _response(fid: int, status: str, entity_slug, valid_until, degraded: bool) -> dict:
+    text = {
+        "inserted": f"remembered as fact #{fid}",
+        "duplicate": f"already knew this — kept fact #{fid}",
+        "superseded": f"updated — fact #{fid} supersedes the previous version",
+    }[status]
+    body = {
+        "id": str(fid),
+        "status": status,
+        "status_text": text,
+        "entity_slug": entity_slug,
+        "valid_until": valid_until,
+    }
+    if degraded:
+        body["degraded_dedup"] = True
+    body["protocol_version"] = PROTOCOL_VERSION
+    return body

@@ -1,0 +1,1 @@
+"""Harness integrations: session-start hooks and their installers."""

@@ -1,0 +1,1 @@
+"""The vault: slugs, Markdown parsing, page tables, keyword and vector search, sync."""

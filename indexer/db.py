@@ -1,0 +1,140 @@
+"""The page tables (SQLite in the cache dir) and their numbered migrations.
+
+Pages keep an integer id for life, so a rename updates one row and the links
+that pointed at the page follow it. Every lookup the entity card needs is an
+indexed query here.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+# Each migration runs once, in order; the index is disposable, but a schema
+# change still goes through here so an old cache upgrades instead of breaking.
+MIGRATIONS: list[str] = [
+    # 1: pages, aliases, links, timeline, chunks, problems
+    """
+    CREATE TABLE pages (
+        id INTEGER PRIMARY KEY,
+        slug TEXT NOT NULL UNIQUE,
+        path TEXT NOT NULL UNIQUE,          -- vault-relative real path
+        title TEXT NOT NULL,
+        title_key TEXT NOT NULL,            -- lower(title), for exact-title lookups
+        tail TEXT NOT NULL,                 -- last slug segment, for suffix lookups
+        type TEXT,
+        visibility TEXT NOT NULL DEFAULT 'world',
+        summary TEXT,                       -- frontmatter summary
+        lead TEXT NOT NULL DEFAULT '',      -- first prose sentence of the body
+        tags TEXT NOT NULL DEFAULT '[]',    -- JSON list
+        frontmatter TEXT NOT NULL DEFAULT '{}',  -- JSON object
+        frontmatter_error TEXT,
+        updated_at TEXT NOT NULL,           -- file mtime, ISO ms Z
+        mtime_ns INTEGER NOT NULL DEFAULT 0,
+        size INTEGER NOT NULL DEFAULT 0,
+        content_hash TEXT NOT NULL DEFAULT '',
+        indexed_at TEXT NOT NULL,
+        last_retrieved_at TEXT
+    );
+    CREATE INDEX pages_title_key ON pages(title_key);
+    CREATE INDEX pages_tail ON pages(tail);
+    CREATE INDEX pages_updated ON pages(updated_at, slug);
+
+    CREATE TABLE aliases (
+        alias TEXT NOT NULL,                -- normalize_alias()
+        page_id INTEGER NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+        PRIMARY KEY (alias, page_id)
+    );
+    CREATE INDEX aliases_page ON aliases(page_id);
+
+    CREATE TABLE links (
+        id INTEGER PRIMARY KEY,
+        from_id INTEGER NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+        target TEXT NOT NULL,               -- the link text as written, e.g. "Alice Example"
+        to_id INTEGER REFERENCES pages(id) ON DELETE SET NULL,   -- NULL = unresolved
+        type TEXT NOT NULL DEFAULT 'mentions',   -- link type: works_at, invested_in, mentions, ...
+        context TEXT,
+        source TEXT NOT NULL                -- wikilink | markdown | frontmatter | inline-field
+    );
+    CREATE INDEX links_from ON links(from_id);
+    CREATE INDEX links_to ON links(to_id);
+    CREATE INDEX links_target ON links(target);
+
+    CREATE TABLE timeline (
+        page_id INTEGER NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+        date TEXT NOT NULL,                 -- YYYY-MM-DD
+        source TEXT NOT NULL DEFAULT 'markdown',
+        summary TEXT NOT NULL,
+        detail TEXT
+    );
+    CREATE INDEX timeline_page ON timeline(page_id, date DESC);
+
+    CREATE TABLE chunks (
+        id INTEGER PRIMARY KEY,
+        page_id INTEGER NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+        ord INTEGER NOT NULL,
+        heading TEXT,
+        text TEXT NOT NULL,
+        hash TEXT NOT NULL
+    );
+    CREATE INDEX chunks_page ON chunks(page_id, ord);
+    CREATE INDEX chunks_hash ON chunks(hash);
+
+    CREATE TABLE problems (
+        path TEXT NOT NULL,
+        kind TEXT NOT NULL,                 -- conflict_copy | bad_frontmatter | slug_collision | unreadable | ...
+        detail TEXT NOT NULL
+    );
+    CREATE INDEX problems_path ON problems(path);
+
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+    """,
+]
+
+
+def open_db(path: Path) -> sqlite3.Connection:
+    """Open (creating or upgrading) the page tables."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30)
+    db.row_factory = sqlite3.Row
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    db.execute("PRAGMA foreign_keys=ON")
+    migrate(db)
+    return db
+
+
+def migrate(db: sqlite3.Connection) -> int:
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    for i, sql in enumerate(MIGRATIONS[version:], start=version + 1):
+        db.execute("BEGIN IMMEDIATE")
+        for stmt in _statements(sql):
+            db.execute(stmt)
+        db.execute(f"PRAGMA user_version = {i}")
+        db.execute("COMMIT")
+    return len(MIGRATIONS)
+
+
+def _statements(sql: str) -> list[str]:
+    # executescript would commit our transaction; split on ';' instead
+    # (the migrations contain no ';' inside literals)
+    return [s.strip() for s in sql.split(";") if _has_sql(s)]
+
+
+def _has_sql(s: str) -> bool:
+    return any(line.strip() and not line.strip().startswith("--") for line in s.splitlines())
+
+
+class DbLock:
+    """Serialises this process's use of one connection across threads."""
+
+    def __init__(self):
+        self._lock = threading.RLock()
+
+    def __enter__(self):
+        self._lock.acquire()
+        return self
+
+    def __exit__(self, *exc):
+        self._lock.release()

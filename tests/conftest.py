@@ -1,0 +1,77 @@
+"""Shared fixtures. Every test runs with BRAIN_HOME in a temp folder, so no
+test reads or writes the real config, caches, state or sockets."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE_BRAIN = REPO / "sample_brain"
+
+
+@pytest.fixture(autouse=True)
+def brain_home(monkeypatch):
+    # short path: AF_UNIX socket paths must stay under ~108 bytes
+    home = Path(tempfile.mkdtemp(prefix="bh-", dir="/tmp"))
+    monkeypatch.setenv("BRAIN_HOME", str(home))
+    monkeypatch.delenv("BRAIN_VAULT", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    yield home
+    shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture
+def places(brain_home):
+    from brain.daemon.places import Places
+
+    return Places.from_env({"BRAIN_HOME": str(brain_home)})
+
+
+@pytest.fixture
+def vault(tmp_path) -> Path:
+    v = tmp_path / "vault"
+    v.mkdir()
+    return v
+
+
+@pytest.fixture
+def sample_vault(tmp_path) -> Path:
+    """A private copy of sample_brain/ (tests may write to it)."""
+    dst = tmp_path / "sample_brain"
+    shutil.copytree(SAMPLE_BRAIN, dst, ignore=shutil.ignore_patterns(".brain"))
+    return dst
+
+
+@pytest.fixture
+def engine(vault, places):
+    from brain.daemon.engine import Engine
+
+    e = Engine(vault, places, {}, writer="test")
+    yield e
+    e.close()
+
+
+@pytest.fixture
+def local():
+    from brain.daemon.protocol import Caller
+
+    return Caller.local("test")
+
+
+@pytest.fixture
+def remote():
+    from brain.daemon.protocol import Caller
+
+    return Caller(remote=True, transport="test")
+
+
+def call(engine, name, args, caller):
+    """Run one tool call through the real dispatch pipeline."""
+    from brain.daemon.dispatch import call_tool
+
+    return call_tool(engine, name, args, caller)
