@@ -1,0 +1,44 @@
+"""Import direction (cli → daemon → indexer) and a lean CLI hot path."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            mod = node.module or ""
+            names.add("." * node.level + mod)
+    return names
+
+
+def test_indexer_never_imports_daemon_cli_or_hooks():
+    for f in (REPO / "indexer").rglob("*.py"):
+        for name in _imports(f):
+            stripped = name.lstrip(".")
+            assert not stripped.startswith(("daemon", "cli", "hooks", "brain.daemon", "brain.cli", "brain.hooks")), (f, name)
+
+
+def test_daemon_never_imports_cli():
+    for f in (REPO / "daemon").rglob("*.py"):
+        for name in _imports(f):
+            assert not name.lstrip(".").startswith(("cli", "brain.cli")), (f, name)
+
+
+def test_hot_cli_path_imports_nothing_heavy():
+    code = (
+        "import sys; from brain.cli import entry, fast, backend, render\n"
+        "try:\n    import brain.daemon.client\nexcept ImportError:\n    pass\n"
+        "heavy = [m for m in ('torch', 'numpy', 'tantivy', 'mcp', 'typer', 'sentence_transformers', 'pydantic') if m in sys.modules]\n"
+        "print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == ""

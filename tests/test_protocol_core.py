@@ -1,0 +1,112 @@
+"""Envelopes, validation order, timestamps, budget packing (PROTOCOL_NOTES §1, §4)."""
+
+import datetime as dt
+import json
+
+import pytest
+from hypothesis import given, strategies as st
+
+from conftest import call
+
+from brain.daemon import protocol as P
+from brain.daemon.timeparse import parse_date, parse_since_strict, parse_ttl
+
+
+def test_each_code_has_one_exception_type():
+    codes = {cls.code for cls in P.VerbError.__subclasses__()}
+    assert codes == set(P.ERROR_CODES)
+
+
+def test_envelope_omits_absent_optional_keys():
+    env = P.NotFound("gone").envelope()
+    assert env == {"error": "not_found", "message": "gone", "protocol_version": 1}
+    assert "null" not in json.dumps(env)
+    env = P.Unavailable("x", "do y", detail="z").envelope()
+    assert env["suggestion"] == "do y" and env["detail"] == "z"
+
+
+def test_uncaught_exception_becomes_internal_envelope(engine, remote, monkeypatch):
+    from brain.daemon import dispatch
+
+    def boom(engine, args, caller):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setitem(dispatch._resolved, "recall", boom)
+    body, err = call(engine, "recall", {}, remote)
+    assert err and body["error"] == "internal" and body["message"] == "disk on fire"
+    assert body["suggestion"] and body["protocol_version"] == 1
+
+
+def test_unknown_and_hidden_tools_get_identical_envelopes(engine):
+    verbs_only = P.Caller(remote=True, surface="verbs")
+    hidden, err1 = call(engine, "put_page", {"slug": "a", "content": "b"}, verbs_only)
+    assert err1 and hidden["error"] == "unknown_tool" and "protocol_version" not in hidden
+    nonexistent, err2 = call(engine, "put_pagf", {}, P.Caller(remote=True, surface="verbs"))
+    assert err2 and nonexistent["message"] == "Unknown tool: put_pagf"
+    assert hidden["message"] == "Unknown tool: put_page"
+    # the suggestion only names visible tools
+    assert "put_page" not in json.dumps(nonexistent)
+    near, _ = call(engine, "recal", {}, verbs_only)
+    assert near["suggestion"] == 'Did you mean "recall"?'
+
+
+def test_first_failing_param_in_declaration_order_wins(engine, remote):
+    body, _ = call(engine, "remember", {"fact": 1, "provenance": 2, "kind": "nope"}, remote)
+    assert body["message"] == 'Parameter "fact" must be a string'
+    body, _ = call(engine, "remember", {"provenance": 2}, remote)
+    assert body["message"] == "Missing required parameter: fact"
+
+
+def test_booleans_are_not_numbers(engine, remote):
+    body, err = call(engine, "recall", {"limit": True}, remote)
+    assert err and body["message"] == 'Parameter "limit" must be a number'
+
+
+def test_iso_matches_js_toisostring():
+    assert P.iso(dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)) == "1970-01-01T00:00:00.000Z"
+    assert P.iso(dt.datetime(2026, 8, 22, 10, 15, 30, 123999, tzinfo=dt.timezone.utc)) == "2026-08-22T10:15:30.123Z"
+    plus2 = dt.timezone(dt.timedelta(hours=2))
+    assert P.iso(dt.datetime(2026, 1, 1, 2, 0, tzinfo=plus2)) == "2026-01-01T00:00:00.000Z"
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("1970-01-01T00:00:00Z", "1970-01-01T00:00:00.000Z"),
+    ("January 1, 2000 00:00:00 GMT", "2000-01-01T00:00:00.000Z"),
+    ("2026-06-12", "2026-06-12T00:00:00.000Z"),
+    ("2026-06-12T09:30:00+02:00", "2026-06-12T07:30:00.000Z"),
+    ("Tue, 01 Dec 2026 10:00:00 GMT", "2026-12-01T10:00:00.000Z"),
+])
+def test_strict_since_normalizes(text, expected):
+    assert P.iso(parse_since_strict(text)) == expected
+
+
+@pytest.mark.parametrize("text", ["definitely not a date", "yesterday-ish", "8 hours ago"])
+def test_strict_since_rejects_with_fix(text):
+    with pytest.raises(P.InvalidParams) as e:
+        parse_since_strict(text)
+    assert "ISO 8601" in e.value.suggestion
+
+
+def test_budget_of_floors_and_ignores_non_positive():
+    assert P.budget_of(10.9) == 10
+    assert P.budget_of(0) is None and P.budget_of(-1) is None and P.budget_of(0.5) is None
+    assert P.budget_of(True) is None and P.budget_of(float("inf")) is None and P.budget_of(float("nan")) is None
+
+
+@given(st.text(max_size=40))
+def test_date_and_ttl_parsers_never_raise_unexpectedly(text):
+    parse_date(text)
+    try:
+        parse_ttl(text)
+    except P.InvalidParams as e:
+        assert e.suggestion
+
+
+@given(st.lists(st.integers(min_value=0, max_value=50), max_size=20), st.integers(min_value=1, max_value=200))
+def test_pack_greedy_never_exceeds_budget_and_is_a_prefix(costs, budget):
+    items = list(range(len(costs)))
+    kept, used = P.pack_greedy(items, costs, budget)
+    assert used <= budget and kept == items[: len(kept)]
+    assert used == sum(costs[: len(kept)])
+    if len(kept) < len(items):
+        assert used + costs[len(kept)] > budget
