@@ -115,7 +115,7 @@ _hot("delta", "What changed: brain delta [--since S] [--session ID] [--entities 
 _hot("call", "Call any tool with JSON arguments and print the raw envelope: brain call VERB '{...}'.")
 
 # feature areas that add commands of their own
-_AREAS = ("doctor", "index_cmd", "daemon_cmd", "protocol_cmd", "hooks_cmd", "synth_cmd", "auth_cmd")
+_AREAS = ("doctor", "demo_cmd", "index_cmd", "daemon_cmd", "protocol_cmd", "hooks_cmd", "synth_cmd", "auth_cmd")
 for _name in _AREAS:
     if importlib.util.find_spec(f"{__package__}.{_name}") is not None:
         importlib.import_module(f"{__package__}.{_name}").register(app)

@@ -1,0 +1,82 @@
+"""`brain demo [PATH]`: the README's first command — a guided round trip.
+
+Registers the folder as the vault, lets the daemon index it, then shows what
+an agent gets: remember → recall, a page search, an entity card and the
+context pack a session-start hook would inject.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import typer
+
+from . import backend, render
+
+
+def _step(title: str) -> None:
+    typer.secho(f"\n$ {title}", fg=typer.colors.CYAN, bold=True)
+
+
+def _run(verb: str, args: dict, no_daemon: bool) -> dict:
+    body, is_error = backend.call(verb, args, no_daemon=no_daemon)
+    if is_error:
+        render.error(body)
+        raise typer.Exit(1)
+    render.show(verb, body)
+    return body
+
+
+def _wait_until_indexed(no_daemon: bool, timeout_s: float = 60.0) -> dict | None:
+    """Poll the status tool until the first index pass has finished."""
+    deadline = time.monotonic() + timeout_s
+    body = None
+    while time.monotonic() < deadline:
+        body, is_error = backend.call("status", {}, no_daemon=no_daemon)
+        if not is_error and body.get("index_ready", True):
+            return body
+        time.sleep(0.3)
+    return body
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("demo")
+    def demo(path: Path = typer.Argument(Path("sample_brain"), help="The vault to use (default: sample_brain/)."),
+             no_daemon: bool = typer.Option(False, "--no-daemon", help="run everything in this process")):
+        """Register PATH as the vault and show remember → recall, search, an entity card and a context pack."""
+        from ..daemon import config as config_mod
+        from ..daemon.protocol import now_iso
+
+        vault = path.expanduser().resolve()
+        if not vault.is_dir():
+            typer.echo(f"error: {vault} is not a folder.", err=True)
+            typer.echo("fix: run this from the repository root, or pass the path of a notes folder.", err=True)
+            raise typer.Exit(1)
+        p = backend.places()
+        cfg = config_mod.load(p.config_file)
+        cfg["vault"] = str(vault)
+        cfg.setdefault("protocol_installed_at", now_iso())
+        config_mod.save(p.config_file, cfg)
+        _step(f"brain init {path}")
+        typer.echo(f"vault: {vault}")
+
+        _step("brain status")
+        t0 = time.monotonic()
+        status = _wait_until_indexed(no_daemon)
+        if status:
+            counts = {k: status[k] for k in ("pages", "chunks", "facts") if k in status}
+            typer.echo(f"indexed {counts} in {time.monotonic() - t0:.1f}s")
+
+        _step('brain remember "I prefer dark mode in every editor" --provenance demo --entity people/me')
+        _run("remember", {"fact": "I prefer dark mode in every editor", "provenance": "demo", "entity": "people/me"}, no_daemon)
+        _step("brain recall --entity people/me")
+        _run("recall", {"entity": "people/me"}, no_daemon)
+        _step('brain recall "who is leading the billing migration?" --limit 3')
+        _run("recall", {"query": "who is leading the billing migration?", "limit": 3}, no_daemon)
+        _step("brain entity Priya")
+        _run("entity", {"name": "Priya"}, no_daemon)
+        _step("brain context people/me --budget 600")
+        _run("context_pack", {"entities": "people/me", "budget_tokens": 600}, no_daemon)
+        typer.echo("\nNext: connect an agent with `claude mcp add brain -- brain serve --surface verbs`, "
+                   "or install the session-start hook with `brain hooks install claude`.")

@@ -1,0 +1,46 @@
+"""whoami and status: what the server knows about the caller and itself."""
+
+from __future__ import annotations
+
+from ... import __version__
+from ..protocol import Caller
+
+
+def whoami(engine, args: dict, caller: Caller) -> dict:
+    return {
+        "server": "brain",
+        "version": __version__,
+        "transport": caller.transport,
+        "lane": "remote" if caller.remote else "local",
+        "client_id": caller.client_id,
+        "surface": caller.surface,
+        "can_write": caller.can_write,
+        "sees_private": not caller.remote,
+    }
+
+
+def status(engine, args: dict, caller: Caller) -> dict:
+    db = engine.page_db
+    pages = db.execute("SELECT COUNT(*) FROM pages").fetchone()[0]
+    chunks = db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+    problems = db.execute("SELECT COUNT(*) FROM problems").fetchone()[0]
+    index = engine.index
+    embedder = engine.embedder
+    vectors = engine.vectors
+    body = {
+        "vault": str(engine.vault),
+        "pages": pages,
+        "chunks": chunks,
+        "problems": problems,
+        **engine.facts.counts(),
+        "index_ready": bool(index is not None and getattr(index, "ready", True)),
+        "last_sync": getattr(index, "last_sync", None),
+        "pending_events": getattr(index, "pending_events", 0),
+        "model": getattr(embedder, "model_id", None),
+        "model_state": getattr(engine, "model_state", "loaded" if embedder is not None else "not loaded"),
+        "vectors_ready": bool(vectors is not None and getattr(vectors, "ready", False)),
+    }
+    if caller.remote:
+        # remote callers learn counts, not where the user's files are
+        body.pop("vault")
+    return body
