@@ -54,13 +54,24 @@ def call(verb: str, args: dict, *, no_daemon: bool = False) -> tuple[dict, bool]
     return call_in_process(p, vault, cfg, verb, args)
 
 
+# tools whose answer depends on the pages (recall only with a query)
+PAGE_READERS = {"recall", "entity", "context_pack", "delta", "synthesize", "put_page", "get_page", "list_pages",
+                "search", "get_backlinks"}
+
+
 def call_in_process(p: Places, vault: Path, cfg: dict, verb: str, args: dict) -> tuple[dict, bool]:
     from ..daemon.dispatch import WRITE_TOOLS, call_tool
     from ..daemon.engine import Engine
     from ..daemon.protocol import Caller
 
     engine = Engine(vault, p, cfg, writer="cli" if verb in WRITE_TOOLS else None)
+    if verb == "synthesize":  # only entry points read API keys from the environment
+        from ..daemon.llm.providers import provider_from_config
+
+        engine.llm = provider_from_config(cfg, os.environ)
     try:
+        if verb in PAGE_READERS and (verb != "recall" or str(args.get("query") or "").strip()):
+            engine.attach_index()  # reconcile first, so the answer reflects the folder as it is now
         return call_tool(engine, verb, args, Caller.local("cli"))
     finally:
         engine.close()
