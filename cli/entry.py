@@ -14,10 +14,19 @@ HOT = {"recall", "remember", "forget", "entity", "context", "delta", "call"}
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:2] == ["hook", "session-start"] and not any(a in ("-h", "--help") for a in argv[2:]):
+        from ..hooks.session_start import main as session_start  # a harness waits on this: stay lean
+
+        return session_start(argv[2:])
     if argv and argv[0] in HOT and not any(a in ("-h", "--help") for a in argv[1:]):
         from .fast import run
 
         return run(argv)
+    if argv and argv[0] == "serve" and not any(a in ("-h", "--help") for a in argv[1:]):
+        # what MCP hosts spawn: the relay must answer initialize fast
+        from .daemon_cmd import serve_main
+
+        return serve_main(argv[1:])
     from .app import app
 
     try:

@@ -1,0 +1,279 @@
+"""Harness integration commands: `brain hook session-start` (what a harness
+runs), `brain hooks install|uninstall claude|codex`, `brain mcp install
+claude|codex`, and the `brain doctor hooks` check.
+
+`brain hook session-start` normally never reaches this module: `entry.py`
+sends it straight to `hooks.session_start` so a harness does not wait for
+typer to load. It is registered here too so `--help` lists it.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import typer
+
+from . import backend
+from .doctor import DoctorContext, check
+
+HARNESS_HELP = "claude (Claude Code) or codex (OpenAI Codex)"
+
+
+def _harness(name: str) -> str:
+    from ..hooks.install import HARNESSES
+
+    if name not in HARNESSES:
+        typer.echo(f"error: unknown harness {name!r}.", err=True)
+        typer.echo(f"fix: use one of {', '.join(HARNESSES)}.", err=True)
+        raise typer.Exit(2)
+    return name
+
+
+def _deadline_ms(cfg: dict) -> int:
+    from ..hooks.session_start import DEFAULT_DEADLINE_MS, int_setting
+
+    return int_setting(cfg, "hooks.deadline_ms", DEFAULT_DEADLINE_MS)
+
+
+def _show_plan(changes, dry_run: bool) -> None:
+    from ..hooks import install as inst
+
+    if dry_run:
+        for ch in changes:
+            typer.echo(inst.diff(ch), nl=False)
+        typer.echo("dry run: nothing was written.")
+        return
+    for line in inst.apply(changes):
+        typer.echo(line)
+
+
+def hooks_install(harness: str, project: bool, dry_run: bool) -> int:
+    """Add our SessionStart (and for Codex, PostCompact) hook; idempotent."""
+    from ..hooks import install as inst
+
+    target = inst.target_for(harness, project)
+    command = inst.hook_command()
+    try:
+        changes, warnings = inst.plan_install(target, command, inst.hook_timeout(_deadline_ms(backend.load_config())))
+    except inst.InstallError as e:
+        typer.echo(f"error: {e}", err=True)
+        return 1
+    for w in warnings:
+        typer.echo(f"warning: {w}", err=True)
+    if not changes:
+        typer.echo(f"already installed: {target.hooks_file} runs `{command}`; nothing to do.")
+        return 0
+    _show_plan(changes, dry_run)
+    if not dry_run:
+        if harness == "claude":
+            typer.echo("Claude Code runs it at the next session start, resume, /clear and compaction.")
+        else:
+            typer.echo("Codex runs it at the next session start and after compaction; Codex may ask you to "
+                       "review and trust the new hook first (/hooks in Codex).")
+        typer.echo("Check the whole chain with `brain doctor hooks`.")
+    return 0
+
+
+def hooks_uninstall(harness: str, project: bool, dry_run: bool) -> int:
+    """Remove only our hook; original bytes come back when nothing else changed."""
+    from ..hooks import install as inst
+
+    target = inst.target_for(harness, project)
+    try:
+        changes, notes = inst.plan_uninstall(target)
+    except inst.InstallError as e:
+        typer.echo(f"error: {e}", err=True)
+        return 1
+    for n in notes:
+        typer.echo(f"note: {n}")
+    if not changes:
+        typer.echo(f"not installed: {target.hooks_file} does not run `brain hook session-start`; nothing to do.")
+        return 0
+    _show_plan(changes, dry_run)
+    return 0
+
+
+def mcp_install(harness: str, scope: str, dry_run: bool) -> int:
+    """Register `brain serve --surface verbs` with the harness's own CLI, or
+    print the command and the config block when that CLI is not installed."""
+    from ..hooks import install as inst
+    from ..hooks import mcp_register as mcp
+
+    program = inst.brain_program()
+    argv = mcp.mcp_add_argv(harness, program, scope)
+    exe = shutil.which(argv[0])
+    if dry_run or exe is None:
+        if exe is None:
+            typer.echo(f"`{argv[0]}` is not on PATH, so nothing was registered. Run this once it is:")
+        else:
+            typer.echo("dry run: would run")
+        typer.echo(f"  {shlex.join(argv)}")
+        typer.echo("or add this to the harness's config by hand:")
+        typer.echo(mcp.mcp_config_block(harness, program), nl=False)
+        return 0
+    typer.echo(f"$ {shlex.join(argv)}")
+    try:
+        r = subprocess.run([exe, *argv[1:]], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        typer.echo(f"error: {argv[0]} mcp add failed: {e}", err=True)
+        return 1
+    if r.stdout:
+        typer.echo(r.stdout, nl=False)
+    if r.returncode != 0:
+        typer.echo(r.stderr, err=True, nl=False)
+        again = (f"claude mcp remove --scope {scope} {mcp.MCP_NAME}" if harness == "claude"
+                 else f"codex mcp remove {mcp.MCP_NAME}")
+        typer.echo(f"fix: if brain is already registered, remove it first (`{again}`) and run this again.", err=True)
+        return r.returncode
+    return 0
+
+
+# -- doctor --------------------------------------------------------------------
+
+
+def _installed_hooks():
+    """(harness, hooks file, command, target) for every config that runs our hook."""
+    from ..hooks import install as inst
+
+    found = []
+    for harness in inst.HARNESSES:
+        for project in (False, True):
+            t = inst.target_for(harness, project)
+            try:
+                text = inst.read_text(t.hooks_file)
+            except inst.InstallError:
+                continue
+            if inst.has_our_hooks(text) and t.hooks_file not in [f[1] for f in found]:
+                found.append((harness, t.hooks_file, inst.our_handler(text)[0], t))
+    return found
+
+
+def _last_hook_log_line(ctx: DoctorContext) -> str:
+    try:
+        lines = (ctx.places.log_dir / "hooks.log").read_text(encoding="utf-8", errors="replace").splitlines()
+        return lines[-1] if lines else "(hooks.log is empty)"
+    except OSError:
+        return "(no hooks.log)"
+
+
+def simulate_session_start(argv: list[str], cwd: Path, timeout_s: float = 10.0) -> tuple[int, bytes, float]:
+    """Run the hook command on a made-up SessionStart payload:
+    (exit code, stdout, wall seconds)."""
+    payload = {"session_id": "brain-doctor", "transcript_path": None, "cwd": str(cwd),
+               "hook_event_name": "SessionStart", "source": "startup", "model": "doctor"}
+    t0 = time.monotonic()
+    r = subprocess.run(argv, input=json.dumps(payload).encode(), capture_output=True, timeout=timeout_s)
+    return r.returncode, r.stdout, time.monotonic() - t0
+
+
+@check("hooks")
+def _hooks_check(ctx: DoctorContext):
+    from ..hooks import install as inst
+
+    found = _installed_hooks()
+    if not found:
+        yield ("warn", "hook config", "no harness runs `brain hook session-start`: run "
+               "`brain hooks install claude` (or `codex`; add --project for one repository)")
+    for harness, path, command, t in found:
+        yield ("ok", "hook config", f"{harness}: {path} runs `{command}`")
+        if t.flag_file is not None:
+            state = inst.codex_flag_state(inst.read_text(t.flag_file))
+            if state is False:
+                yield ("fail", "codex feature flag", f"hooks are switched off in {t.flag_file}: set "
+                       "`[features] codex_hooks = true`")
+            elif state is None:
+                yield ("warn", "codex feature flag", f"{t.flag_file} does not set `[features] codex_hooks = true` "
+                       "(older Codex builds need it): run `brain hooks install codex`")
+    argv = None
+    for _, _, command, _ in found:
+        words = shlex.split(command)
+        where = shutil.which(words[0])
+        if where is None:
+            yield ("fail", "hook command", f"`{words[0]}` is not on PATH: the harness cannot run `{command}`. "
+                   "Put brain's folder on PATH or reinstall the hook from the environment that has it")
+        else:
+            yield ("ok", "hook command", f"`{words[0]}` resolves to {where}")
+            argv = argv or [where, *words[1:]]
+    argv = argv or [sys.executable, "-m", "brain.cli.entry", "hook", "session-start"]
+    deadline = _deadline_ms(ctx.cfg)
+    try:
+        code, out, wall = simulate_session_start(argv, Path.cwd())
+        if not out.strip() and "deadline" in _last_hook_log_line(ctx):
+            time.sleep(2.0)  # a cold daemon misses the first deadline; the second run meets a warm one
+            code, out, wall = simulate_session_start(argv, Path.cwd())
+    except (OSError, subprocess.TimeoutExpired) as e:
+        yield ("fail", "simulated session start", f"could not run the hook: {e}")
+        return
+    context = ""
+    try:
+        context = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out.strip() else ""
+    except (ValueError, KeyError, TypeError):
+        yield ("fail", "simulated session start", f"the hook printed something that is not hook JSON: {out[:200]!r}")
+        return
+    if code != 0:
+        yield ("fail", "simulated session start", f"the hook exited {code}; it must always exit 0")
+    elif not context.strip():
+        yield ("fail", "simulated session start", "no context was injected; the hook log says: "
+               f"{_last_hook_log_line(ctx)}")
+    else:
+        status = "ok" if wall * 1000 <= deadline else "warn"
+        yield (status, "simulated session start", f"{len(context)} characters of context in {int(wall * 1000)} ms "
+               f"(deadline {deadline} ms)")
+
+
+# -- registration --------------------------------------------------------------
+
+
+def register(app: typer.Typer) -> None:
+    hook_app = typer.Typer(help="Commands a harness runs from its hook config (not for typing).",
+                           no_args_is_help=True)
+
+    @hook_app.command("session-start")
+    def session_start_cmd(no_daemon: bool = typer.Option(False, "--no-daemon",
+                                                         help="run the engine in this process")):
+        """Read a SessionStart/PostCompact hook payload on stdin; print the context pack as additionalContext.
+        Prints nothing and exits 0 on any failure (the reason goes to hooks.log in the brain log folder)."""
+        from ..hooks.session_start import main
+
+        raise typer.Exit(main(["--no-daemon"] if no_daemon else []))
+
+    app.add_typer(hook_app, name="hook")
+
+    hooks_app = typer.Typer(help="Install the session-start hook into Claude Code or Codex.", no_args_is_help=True)
+
+    @hooks_app.command("install")
+    def install_cmd(harness: str = typer.Argument(..., help=HARNESS_HELP),
+                    project: bool = typer.Option(False, "--project", help="this repository's config, not your user config"),
+                    dry_run: bool = typer.Option(False, "--dry-run", help="print the diff; write nothing")):
+        """Add `brain hook session-start` to the harness's hooks (idempotent; backs the file up first)."""
+        raise typer.Exit(hooks_install(_harness(harness), project, dry_run))
+
+    @hooks_app.command("uninstall")
+    def uninstall_cmd(harness: str = typer.Argument(..., help=HARNESS_HELP),
+                      project: bool = typer.Option(False, "--project", help="this repository's config, not your user config"),
+                      dry_run: bool = typer.Option(False, "--dry-run", help="print the diff; write nothing")):
+        """Remove only our hook (the file's original bytes come back when nothing else changed)."""
+        raise typer.Exit(hooks_uninstall(_harness(harness), project, dry_run))
+
+    app.add_typer(hooks_app, name="hooks")
+
+    mcp_app = typer.Typer(help="Register brain as an MCP server with a harness.", no_args_is_help=True)
+
+    @mcp_app.command("install")
+    def mcp_install_cmd(harness: str = typer.Argument(..., help=HARNESS_HELP),
+                        scope: str = typer.Option("user", "--scope", help="claude only: user, project or local"),
+                        dry_run: bool = typer.Option(False, "--dry-run", help="print the command; run nothing")):
+        """Register `brain serve --surface verbs` (runs `claude mcp add` / `codex mcp add` when installed)."""
+        if scope not in ("user", "project", "local"):
+            typer.echo(f"error: unknown scope {scope!r}.", err=True)
+            typer.echo("fix: use --scope user, project or local.", err=True)
+            raise typer.Exit(2)
+        raise typer.Exit(mcp_install(_harness(harness), scope, dry_run))
+
+    app.add_typer(mcp_app, name="mcp")

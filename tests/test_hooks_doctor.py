@@ -1,0 +1,83 @@
+"""`brain doctor hooks` proves the chain: config present, command on PATH, and
+a simulated SessionStart that yields context."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from hooks_fixtures import VENV_BIN, brain, env_for, seed_home
+
+
+@pytest.fixture
+def setup(tmp_path, brain_home):
+    seed_home(brain_home, deadline_ms=30000)
+    home = tmp_path / "home"
+    home.mkdir()
+    env = env_for(brain_home, HOME=str(home), PATH=VENV_BIN + os.pathsep + "/usr/bin:/bin")
+    for k in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"):
+        env.pop(k, None)
+    yield home, env
+    brain(env, "daemon", "stop")
+
+
+def rows(env, cwd=None) -> tuple[int, list[dict]]:
+    import subprocess
+
+    from hooks_fixtures import BRAIN
+
+    r = subprocess.run([*BRAIN, "doctor", "hooks", "--json"], capture_output=True, text=True, env=env,
+                       cwd=cwd, timeout=120)
+    return r.returncode, json.loads(r.stdout)
+
+
+def by_check(found: list[dict]) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for row in found:
+        assert row["area"] == "hooks"
+        out.setdefault(row["check"], []).append(row)
+    return out
+
+
+def test_doctor_proves_the_chain_end_to_end(setup):
+    home, env = setup
+    assert brain(env, "hooks", "install", "claude").returncode == 0
+    assert brain(env, "hooks", "install", "codex").returncode == 0
+    code, found = rows(env, cwd=home)
+    checks = by_check(found)
+    assert [r["status"] for r in checks["hook config"]] == ["ok", "ok"]
+    assert "codex feature flag" not in checks  # the install turned it on
+    assert {r["status"] for r in checks["hook command"]} == {"ok"}
+    [sim] = checks["simulated session start"]
+    assert sim["status"] in ("ok", "warn") and "characters of context" in sim["detail"], sim
+    assert code == 0
+
+
+def test_doctor_without_hooks_warns_and_a_missing_command_fails(setup):
+    home, env = setup
+    code, found = rows(env, cwd=home)
+    checks = by_check(found)
+    assert checks["hook config"][0]["status"] == "warn" and "brain hooks install" in checks["hook config"][0]["detail"]
+    assert checks["simulated session start"][0]["status"] in ("ok", "warn")  # runs this installation's hook
+
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"hooks": {"SessionStart": [{"matcher": "startup", "hooks": [
+        {"type": "command", "command": "/nowhere/bin/brain hook session-start", "timeout": 5}]}]}}))
+    code, found = rows(env, cwd=home)
+    checks = by_check(found)
+    assert checks["hook command"][0]["status"] == "fail" and "/nowhere/bin/brain" in checks["hook command"][0]["detail"]
+    assert code == 1
+
+
+def test_doctor_reports_a_hook_that_yields_nothing(setup, brain_home):
+    home, env = setup
+    assert brain(env, "hooks", "install", "claude").returncode == 0
+    env = dict(env, BRAIN_VAULT=str(brain_home / "no-such-vault"))
+    code, found = rows(env, cwd=home)
+    [sim] = by_check(found)["simulated session start"]
+    assert sim["status"] == "fail" and "no context was injected" in sim["detail"], sim
+    assert "is not a folder" in sim["detail"]  # the reason, from the hook log
+    assert code == 1

@@ -1,0 +1,245 @@
+"""`brain hooks install|uninstall` and `brain mcp install` against real files
+in a temporary HOME: golden outputs, idempotence, exact restoration, backups,
+dry runs, and files we must refuse to touch."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from brain.hooks import install as inst
+from brain.hooks import mcp_register
+
+GOLDEN = Path(__file__).parent / "golden" / "hooks"
+BRAIN = [sys.executable, "-m", "brain.cli.entry"]
+VENV_BIN = str(Path(sys.executable).parent)
+CMD = "brain hook session-start"
+CLAUDE = inst.target_for("claude").events
+CODEX = inst.target_for("codex").events
+
+
+def golden(name: str) -> str:
+    return (GOLDEN / name).read_bytes().decode("utf-8")
+
+
+class Home(type(Path())):
+    """A HOME folder that carries the environment a command runs with."""
+
+    env: dict
+
+
+@pytest.fixture
+def home(tmp_path, brain_home):
+    """A user's HOME with no Claude or Codex CLI on PATH; `brain` resolves."""
+    h = Home(tmp_path / "home")
+    h.mkdir()
+    env = dict(os.environ, HOME=str(h), BRAIN_HOME=str(brain_home), PATH=VENV_BIN + os.pathsep + "/usr/bin:/bin")
+    for k in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "BRAIN_VAULT"):
+        env.pop(k, None)
+    h.env = env
+    return h
+
+
+def run(home, *args, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([*BRAIN, *args], capture_output=True, text=True, env=home.env, cwd=cwd or home,
+                          timeout=60)
+
+
+def backups(path: Path) -> list[Path]:
+    return sorted(path.parent.glob(path.name + ".bak-*"))
+
+
+# -- golden transforms ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name,events", [("claude_settings", CLAUDE), ("claude_settings_four_space", CLAUDE),
+                                         ("codex_hooks", CODEX)])
+def test_golden_install_and_exact_removal(name, events):
+    before, after = golden(f"{name}.before.json"), golden(f"{name}.after.json")
+    assert inst.add_hooks(before, events, CMD, 5) == after
+    assert inst.add_hooks(after, events, CMD, 5) == after          # idempotent
+    assert inst.remove_hooks(after) == before                      # byte for byte
+    # every key that was there keeps its value and its place
+    b, a = json.loads(before), json.loads(after)
+    assert list(a)[: len(b)] == list(b)
+    for key in b:
+        if key != "hooks":
+            assert a[key] == b[key]
+
+
+def test_golden_codex_feature_flag():
+    before, after = golden("codex_config.before.toml"), golden("codex_config.after.toml")
+    assert inst.enable_codex_hooks(before) == (after, None)
+    assert inst.enable_codex_hooks(after) == (after, None)
+    assert inst.codex_flag_state(after) is True
+
+
+def test_feature_flag_added_to_files_without_a_features_table():
+    assert inst.enable_codex_hooks(None)[0] == "[features]\ncodex_hooks = true\n"
+    assert inst.enable_codex_hooks('model = "o3"')[0] == 'model = "o3"\n\n[features]\ncodex_hooks = true\n'
+    text, warning = inst.enable_codex_hooks("[features]\nhooks = false\n")
+    assert text == "[features]\nhooks = false\n" and "switched off" in warning
+
+
+# -- the command, end to end ------------------------------------------------------------
+
+
+def test_claude_install_is_idempotent_backs_up_and_uninstall_restores_bytes(home):
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_bytes(golden("claude_settings.before.json").encode())
+    r = run(home, "hooks", "install", "claude")
+    assert r.returncode == 0, r.stderr
+    assert settings.read_bytes().decode() == golden("claude_settings.after.json")
+    [bak] = backups(settings)
+    assert bak.read_bytes() == golden("claude_settings.before.json").encode()
+
+    r = run(home, "hooks", "install", "claude")
+    assert r.returncode == 0 and "already installed" in r.stdout
+    assert settings.read_bytes().decode() == golden("claude_settings.after.json")
+    assert len(backups(settings)) == 1
+
+    r = run(home, "hooks", "uninstall", "claude")
+    assert r.returncode == 0, r.stderr
+    assert settings.read_bytes() == golden("claude_settings.before.json").encode()
+    r = run(home, "hooks", "uninstall", "claude")
+    assert r.returncode == 0 and "not installed" in r.stdout
+
+
+def test_install_into_a_missing_file_and_uninstall_removes_it_again(home):
+    settings = home / ".claude" / "settings.json"
+    assert run(home, "hooks", "install", "claude").returncode == 0
+    data = json.loads(settings.read_text())
+    [group] = data["hooks"]["SessionStart"]
+    assert group["matcher"] == "startup|resume|clear|compact"
+    assert group["hooks"] == [{"type": "command", "command": CMD, "timeout": 5}]
+    assert settings.stat().st_mode & 0o777 == 0o600
+    assert run(home, "hooks", "uninstall", "claude").returncode == 0
+    assert not settings.exists()
+
+
+def test_uninstall_after_other_edits_removes_only_ours(home):
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(golden("claude_settings.before.json"))
+    assert run(home, "hooks", "install", "claude").returncode == 0
+    edited = settings.read_text().replace('"model": "opus"', '"model": "sonnet"')
+    settings.write_text(edited)
+    assert run(home, "hooks", "uninstall", "claude").returncode == 0
+    assert settings.read_text() == golden("claude_settings.before.json").replace('"opus"', '"sonnet"')
+
+
+def test_codex_install_adds_both_events_and_the_flag_and_uninstall_restores_both(home):
+    codex = home / ".codex"
+    codex.mkdir()
+    (codex / "hooks.json").write_text(golden("codex_hooks.before.json"))
+    (codex / "config.toml").write_text(golden("codex_config.before.toml"))
+    r = run(home, "hooks", "install", "codex")
+    assert r.returncode == 0, r.stderr
+    assert (codex / "hooks.json").read_text() == golden("codex_hooks.after.json")
+    assert (codex / "config.toml").read_text() == golden("codex_config.after.toml")
+    assert len(backups(codex / "hooks.json")) == 1 and len(backups(codex / "config.toml")) == 1
+    assert run(home, "hooks", "install", "codex").stdout.startswith("already installed")
+    r = run(home, "hooks", "uninstall", "codex")
+    assert r.returncode == 0, r.stderr
+    assert (codex / "hooks.json").read_bytes() == golden("codex_hooks.before.json").encode()
+    assert (codex / "config.toml").read_bytes() == golden("codex_config.before.toml").encode()
+
+
+def test_codex_home_env_is_honoured(home, tmp_path):
+    ch = tmp_path / "elsewhere"
+    home.env["CODEX_HOME"] = str(ch)
+    assert run(home, "hooks", "install", "codex").returncode == 0
+    assert inst.has_our_hooks((ch / "hooks.json").read_text())
+    assert (ch / "config.toml").read_text() == "[features]\ncodex_hooks = true\n"
+    assert not (home / ".codex").exists()
+
+
+def test_dry_run_prints_a_diff_and_writes_nothing(home):
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(golden("claude_settings.before.json"))
+    r = run(home, "hooks", "install", "claude", "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert f"--- {settings}" in r.stdout and f'+            "command": "{CMD}",' in r.stdout
+    assert "nothing was written" in r.stdout
+    assert settings.read_text() == golden("claude_settings.before.json") and not backups(settings)
+    r = run(home, "hooks", "install", "codex", "--dry-run")
+    assert "+codex_hooks = true" in r.stdout and not (home / ".codex").exists()
+    assert run(home, "hooks", "install", "claude").returncode == 0
+    r = run(home, "hooks", "uninstall", "claude", "--dry-run")
+    assert r.returncode == 0 and f'-            "command": "{CMD}",' in r.stdout
+    assert inst.has_our_hooks(settings.read_text())
+
+
+def test_project_install_goes_to_the_repository_root(home):
+    repo = home / "code" / "lighthouse"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src").mkdir()
+    r = run(home, "hooks", "install", "claude", "--project", cwd=repo / "src")
+    assert r.returncode == 0, r.stderr
+    assert inst.has_our_hooks((repo / ".claude" / "settings.json").read_text())
+    assert not (home / ".claude").exists()
+    r = run(home, "hooks", "install", "codex", "--project", cwd=repo)
+    assert inst.has_our_hooks((repo / ".codex" / "hooks.json").read_text())
+    assert (home / ".codex" / "config.toml").exists()  # the feature flag is a user setting
+
+
+@pytest.mark.parametrize("content", ["{ not json", "[1, 2]", '{"hooks": []}', '{"hooks": {"SessionStart": {}}}'])
+def test_files_we_cannot_edit_safely_are_left_alone(home, content):
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(content)
+    r = run(home, "hooks", "install", "claude")
+    assert r.returncode == 1 and "nothing was changed" in r.stderr
+    assert settings.read_text() == content and not backups(settings)
+
+
+def test_uninstall_from_a_file_that_does_not_parse_says_so(home):
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"hooks": ')
+    r = run(home, "hooks", "uninstall", "claude")
+    assert r.returncode == 1 and "not valid JSON" in r.stderr and settings.read_text() == '{"hooks": '
+
+
+def test_unknown_harness_names_the_choices(home):
+    r = run(home, "hooks", "install", "cursor")
+    assert r.returncode == 2 and "claude, codex" in r.stderr
+
+
+def test_our_handler_is_recognised_in_its_spellings():
+    assert inst.is_our_handler({"type": "command", "command": "brain hook session-start"})
+    assert inst.is_our_handler({"type": "command", "command": "'/opt/my tools/brain' hook session-start"})
+    assert inst.is_our_handler({"command": "/usr/bin/python3 -m brain.cli.entry hook session-start"})
+    assert not inst.is_our_handler({"type": "command", "command": "other hook session-start"})
+    assert not inst.is_our_handler({"type": "prompt", "command": "brain hook session-start"})
+    assert not inst.is_our_handler("brain hook session-start")
+
+
+# -- MCP registration ------------------------------------------------------------------
+
+
+def test_mcp_install_without_the_harness_cli_prints_the_command_and_config(home):
+    r = run(home, "mcp", "install", "claude")
+    assert r.returncode == 0, r.stderr
+    assert "claude mcp add --scope user brain -- brain serve --surface verbs" in r.stdout
+    block = r.stdout[r.stdout.index("{"):]
+    assert json.loads(block) == {"mcpServers": {"brain": {"type": "stdio", "command": "brain",
+                                                          "args": ["serve", "--surface", "verbs"]}}}
+    r = run(home, "mcp", "install", "codex")
+    assert "codex mcp add brain -- brain serve --surface verbs" in r.stdout
+    assert '[mcp_servers.brain]\ncommand = "brain"\nargs = ["serve", "--surface", "verbs"]' in r.stdout
+    assert run(home, "mcp", "install", "claude", "--scope", "team").returncode == 2
+
+
+def test_mcp_add_argv_shapes():
+    assert mcp_register.mcp_add_argv("claude", ["/x/brain"], "project") == [
+        "claude", "mcp", "add", "--scope", "project", "brain", "--", "/x/brain", "serve", "--surface", "verbs"]
+    assert mcp_register.mcp_add_argv("codex", ["brain"]) == ["codex", "mcp", "add", "brain", "--", "brain", "serve",
+                                                     "--surface", "verbs"]
