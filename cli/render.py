@@ -112,7 +112,20 @@ def _entity(b: dict) -> None:
 
 
 def _text_block(b: dict) -> None:
-    print(b.get("text") or "(nothing to show)")
+    if b.get("text"):
+        print(b["text"])
+    elif "pages" in b:
+        print(f"no changes since {b.get('since')}")
+    else:
+        print("(nothing to show)")
+    if b.get("unresolved"):
+        print(f"(no page for: {', '.join(b['unresolved'])})")
+    if "budget_tokens" in b:
+        print(f"(budget {b['budget_used']}/{b['budget_tokens']} tokens, {b['dropped_count']} dropped)")
+    if b.get("has_more"):
+        cur = b.get("next_cursor") or {}
+        print(f"(more changes waiting: run again, or pass --since {cur.get('since')}"
+              + (f" --since-slug {cur['slug']})" if cur.get("slug") else ")"))
 
 
 _RENDERERS = {

@@ -3,7 +3,9 @@
 If remember and recall canonicalized differently, a fact saved under
 "Alice Example" would never be found under "people/alice-example". The order
 is PROTOCOL_NOTES §4.4: an existing slug, a unique alias, a unique
-people/companies page for a one-word name, then a deterministic slugify.
+people/companies page for a one-word name, a unique exact title or slug tail
+(high-precision stand-ins for the reference's fuzzy step), then a
+deterministic slugify.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ _PREFIXES = ("people", "companies")
 def canonical_entity_slug(name: str, db: sqlite3.Connection | None, remote: bool = True) -> str:
     raw = name.strip()
     if db is not None:
-        hit = _resolve_existing(raw, db)
+        hit = _resolve_existing(raw, db, remote)
         if hit:
             return hit
     if "/" in raw:
@@ -26,15 +28,18 @@ def canonical_entity_slug(name: str, db: sqlite3.Connection | None, remote: bool
     return slugify(raw)
 
 
-def _resolve_existing(raw: str, db: sqlite3.Connection) -> str | None:
+def _resolve_existing(raw: str, db: sqlite3.Connection, remote: bool = True) -> str | None:
+    # remote callers never resolve a private page (its slug would leak)
+    vis = " AND visibility != 'private'" if remote else ""
     if looks_like_slug(raw):
-        row = db.execute("SELECT slug FROM pages WHERE slug = ?", (raw,)).fetchone()
+        row = db.execute(f"SELECT slug FROM pages WHERE slug = ?{vis}", (raw,)).fetchone()
         if row:
             return row[0]
     key = normalize_alias(raw)
     if key:
         rows = db.execute(
-            "SELECT DISTINCT p.slug FROM aliases a JOIN pages p ON p.id = a.page_id WHERE a.alias = ? LIMIT 2",
+            "SELECT DISTINCT p.slug FROM aliases a JOIN pages p ON p.id = a.page_id WHERE a.alias = ?"
+            + vis.replace("visibility", "p.visibility") + " LIMIT 2",
             (key,),
         ).fetchall()
         if len(rows) == 1:
@@ -42,14 +47,23 @@ def _resolve_existing(raw: str, db: sqlite3.Connection) -> str | None:
     if "/" not in raw:
         tok = slugify(raw)
         if tok and "-" not in tok:
+            # slug ranges ('-' + 1 = '.') use the slug index; LIKE would scan every page
             rows = db.execute(
-                "SELECT slug FROM pages WHERE slug IN (?, ?) OR slug LIKE ? OR slug LIKE ? LIMIT 2",
-                (f"people/{tok}", f"companies/{tok}", f"people/{tok}-%", f"companies/{tok}-%"),
+                "SELECT slug FROM pages WHERE (slug IN (?, ?) OR (slug > ? AND slug < ?) "
+                f"OR (slug > ? AND slug < ?)){vis} LIMIT 2",
+                (f"people/{tok}", f"companies/{tok}", f"people/{tok}-", f"people/{tok}.",
+                 f"companies/{tok}-", f"companies/{tok}."),
             ).fetchall()
             if len(rows) == 1:
                 return rows[0][0]
         # a multi-word name that is exactly one page's title
-        rows = db.execute("SELECT slug FROM pages WHERE title_key = ? LIMIT 2", (raw.lower(),)).fetchall()
+        title = " ".join(raw.split()).lower()
+        rows = db.execute(f"SELECT slug FROM pages WHERE title_key = ?{vis} LIMIT 2", (title,)).fetchall()
         if len(rows) == 1:
             return rows[0][0]
+        # a bare slug ("alice-example") that is the last segment of exactly one page
+        if tok:
+            rows = db.execute(f"SELECT slug FROM pages WHERE tail = ?{vis} LIMIT 2", (tok,)).fetchall()
+            if len(rows) == 1:
+                return rows[0][0]
     return None
