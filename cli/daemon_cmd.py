@@ -1,0 +1,229 @@
+"""`brain daemon start|stop|status|logs` and `brain serve`.
+
+`brain serve` is what an MCP host spawns, so it takes a lean path
+(`serve_main`, argparse, no typer) from `entry.py`; the typer command here
+gives it `--help` and runs the same function. typer is imported inside
+`register` only, for the same reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from . import backend
+
+DEFAULT_HTTP_HOST = "127.0.0.1"
+DEFAULT_HTTP_PORT = 3131
+
+
+def _serve_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="brain serve", description="Serve MCP: stdio relay to the daemon (default), "
+                                "in-process stdio (--no-daemon) or Streamable HTTP (--http).")
+    p.add_argument("--surface", help="verbs | starter | full (default: config mcp_surface, else full)")
+    p.add_argument("--http", action="store_true", help="serve Streamable HTTP MCP with bearer tokens")
+    p.add_argument("--host", help=f"HTTP bind address (default {DEFAULT_HTTP_HOST})")
+    p.add_argument("--port", type=int, help=f"HTTP port (default {DEFAULT_HTTP_PORT})")
+    p.add_argument("--no-daemon", action="store_true", help="run the engine in this process (stdio only)")
+    return p
+
+
+def _err(msg: str, fix: str | None = None) -> None:
+    print(f"error: {msg}", file=sys.stderr)
+    if fix:
+        print(f"fix: {fix}", file=sys.stderr)
+
+
+def serve_main(argv: list[str]) -> int:
+    """`brain serve …` without typer: resolve vault and surface, then relay/serve."""
+    from ..daemon.relay import SurfaceError, resolve_surface
+
+    ns = _serve_parser().parse_args(argv)
+    p = backend.places()
+    cfg = backend.load_config(p)
+    try:
+        vault = backend.vault_path(p, cfg)
+    except backend.NoVault as e:
+        _err(str(e))
+        return 1
+    try:
+        surface, warning = resolve_surface(ns.surface, cfg)
+    except SurfaceError as e:
+        _err(str(e), "pass --surface verbs, starter or full")
+        return 2
+    if warning:
+        print(f"brain serve: warning: {warning}", file=sys.stderr)
+    if ns.http:
+        if ns.no_daemon:
+            _err("--http and --no-daemon cannot be combined: the HTTP server always talks to the daemon",
+                 "drop --no-daemon")
+            return 2
+        from ..daemon import config as config_mod
+        from ..daemon.http_server import run_http
+
+        host = ns.host or config_mod.get(cfg, "http.host") or DEFAULT_HTTP_HOST
+        port = ns.port or config_mod.get(cfg, "http.port") or DEFAULT_HTTP_PORT
+        return run_http(p, vault, cfg, surface=surface, host=host, port=int(port))
+    if ns.no_daemon:
+        from ..daemon.server import run_stdio
+
+        return run_stdio(p, vault, cfg, surface)
+    from ..daemon.relay import run_relay
+
+    return run_relay(p, vault, cfg, surface)
+
+
+def _vault_or_exit(p, cfg) -> Path:
+    import typer
+
+    try:
+        return backend.vault_path(p, cfg)
+    except backend.NoVault as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(1)
+
+
+def register(app) -> None:
+    import typer
+
+    from .doctor import check
+
+    daemon_app = typer.Typer(help="The resident process that owns the vault's indexes and facts log.",
+                             no_args_is_help=True)
+    app.add_typer(daemon_app, name="daemon")
+
+    @daemon_app.command("start")
+    def start(foreground: bool = typer.Option(False, "--foreground", help="run in this terminal, logging to stderr")):
+        """Start the daemon for the configured vault (no-op when it already runs)."""
+        from ..daemon.spawn import DaemonStartError, connect_or_start, daemon_status
+
+        p = backend.places()
+        cfg = backend.load_config(p)
+        vault = _vault_or_exit(p, cfg)
+        if foreground:
+            from ..daemon.server import run_daemon
+
+            raise typer.Exit(run_daemon(p, vault, cfg, foreground=True))
+        try:
+            sock, started = connect_or_start(p, vault)
+            sock.close()
+        except DaemonStartError as e:
+            typer.echo(f"error: {e}", err=True)
+            raise typer.Exit(1)
+        st = daemon_status(p, vault)
+        typer.echo(f"daemon {'started' if started else 'already running'}: pid {st['pid']}, socket {st['socket']}")
+
+    @daemon_app.command("stop")
+    def stop():
+        """Stop the daemon: calls in flight finish, the caches are flushed."""
+        from ..daemon.spawn import stop_daemon
+
+        p = backend.places()
+        cfg = backend.load_config(p)
+        vault = _vault_or_exit(p, cfg)
+        typer.echo(f"daemon: {stop_daemon(p, vault)}")
+
+    @daemon_app.command("status")
+    def status(json_out: bool = typer.Option(False, "--json", help="print the status as JSON")):
+        """Is the daemon running, on which socket, since when."""
+        from ..daemon.spawn import daemon_status
+
+        p = backend.places()
+        cfg = backend.load_config(p)
+        vault = _vault_or_exit(p, cfg)
+        st = daemon_status(p, vault)
+        st["vault"] = str(vault)
+        if json_out:
+            typer.echo(json.dumps(st, indent=2))
+        elif st["running"]:
+            typer.echo(f"running: pid {st['pid']} since {st['started_at']}, socket {st['socket']}, vault {vault}")
+        else:
+            extra = " (a dead daemon left files behind; the next start cleans them)" if (
+                st["stale_pid_file"] or st["stale_socket"]) else ""
+            typer.echo(f"not running{extra}. `brain daemon start` starts it; any brain command does too.")
+        raise typer.Exit(0 if st["running"] else 3)
+
+    @daemon_app.command("logs")
+    def logs(lines: int = typer.Option(50, "-n", "--lines", help="how many lines from the end"),
+             follow: bool = typer.Option(False, "-f", "--follow", help="keep printing new lines")):
+        """Print the end of the daemon's log file."""
+        import time
+
+        from ..daemon.spawn import log_path
+
+        p = backend.places()
+        cfg = backend.load_config(p)
+        vault = _vault_or_exit(p, cfg)
+        path = log_path(p, vault)
+        if not path.exists():
+            typer.echo(f"no log yet at {path} (the daemon has not run for this vault).")
+            raise typer.Exit(0)
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f.readlines()[-lines:]:
+                typer.echo(line.rstrip("\n"))
+            while follow:
+                line = f.readline()
+                if line:
+                    typer.echo(line.rstrip("\n"))
+                else:
+                    time.sleep(0.3)
+
+    @app.command("serve")
+    def serve(surface: str = typer.Option(None, "--surface", help="verbs | starter | full"),
+              http: bool = typer.Option(False, "--http", help="Streamable HTTP MCP with bearer tokens"),
+              host: str = typer.Option(None, "--host", help=f"HTTP bind address (default {DEFAULT_HTTP_HOST})"),
+              port: int = typer.Option(None, "--port", help=f"HTTP port (default {DEFAULT_HTTP_PORT})"),
+              no_daemon: bool = typer.Option(False, "--no-daemon", help="run the engine in this process")):
+        """Serve MCP: what an MCP host spawns (stdio), or --http for remote agents."""
+        argv = []
+        if surface:
+            argv += ["--surface", surface]
+        if http:
+            argv.append("--http")
+        if host:
+            argv += ["--host", host]
+        if port:
+            argv += ["--port", str(port)]
+        if no_daemon:
+            argv.append("--no-daemon")
+        raise typer.Exit(serve_main(argv))
+
+    @check("daemon")
+    def _daemon_check(ctx):
+        from ..daemon.spawn import daemon_status
+
+        if ctx.vault is None:
+            yield ("warn", "daemon", "no vault configured")
+            return
+        st = daemon_status(ctx.places, ctx.vault)
+        if st["running"]:
+            yield ("ok", "daemon", f"running, pid {st['pid']} since {st['started_at']}")
+            yield ("ok", "socket", f"{st['socket']} answers")
+            mode = Path(st["socket"]).stat().st_mode & 0o777
+            yield ("ok" if mode == 0o600 else "warn", "socket mode",
+                   f"{oct(mode)}" + ("" if mode == 0o600 else " (expected 0o600: restart the daemon)"))
+        else:
+            yield ("warn", "daemon", "not running (it starts on the first brain command or `brain daemon start`)")
+            if st["stale_socket"] or st["stale_pid_file"]:
+                yield ("warn", "socket", "a dead daemon left its socket/pid file; `brain daemon stop` cleans up")
+        log = Path(st["log"])
+        if log.exists():
+            yield ("ok", "daemon log", str(log))
+
+    @check("memory_verbs_usage")
+    def _usage_check(ctx):
+        from ..daemon.stats import stats_document
+
+        path = ctx.places.usage_file
+        if not path.exists():
+            yield ("ok", "usage", "no verb calls recorded yet")
+            return
+        try:
+            doc = stats_document(ctx.places, 30, ctx.cfg)
+        except OSError as e:
+            yield ("warn", "usage", f"{path} is unreadable ({e}); `brain protocol stats` cannot report")
+            return
+        per_verb = ", ".join(f"{v} {r['calls']}" for v, r in doc["by_verb"].items()) or "none"
+        yield ("ok", "usage", f"{doc['total_calls']} verb calls in 30 days ({per_verb}); {path}")

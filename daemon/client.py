@@ -1,0 +1,89 @@
+"""The CLI's lean client: one tool call over the daemon's socket.
+
+Standard library only — no MCP SDK, typer, numpy or torch — so `brain
+recall` costs a Python start-up plus one round trip. It sends the local-lane
+preamble (the daemon grants it only to a peer with our uid), the MCP
+handshake and the call, all in one write, and reads until the call's answer.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .spawn import connect_or_start
+
+PROTOCOL_VERSION = "2025-06-18"
+CALL_ID = 2
+
+
+class DaemonCallError(RuntimeError):
+    pass
+
+
+def _request_bytes(verb: str, args, preamble: dict) -> bytes:
+    client = preamble.get("client", "brain")
+    lines = [
+        preamble,
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": PROTOCOL_VERSION, "capabilities": {},
+            "clientInfo": {"name": client, "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": CALL_ID, "method": "tools/call", "params": {"name": verb, "arguments": args}},
+    ]
+    return b"".join(json.dumps(m, ensure_ascii=False).encode() + b"\n" for m in lines)
+
+
+def _read_answer(sock) -> dict:
+    buf = bytearray()
+    while True:
+        chunk = sock.recv(1 << 20)
+        if not chunk:
+            raise DaemonCallError(
+                "the daemon closed the connection before answering (it may have stopped or crashed).\n"
+                "fix: run the command again (a new daemon starts by itself); if it keeps failing, "
+                "see `brain daemon logs`.")
+        buf += chunk
+        while True:
+            nl = buf.find(b"\n")
+            if nl < 0:
+                break
+            line = bytes(buf[:nl])
+            del buf[: nl + 1]
+            if not line.strip():
+                continue
+            msg = json.loads(line)
+            if msg.get("id") == CALL_ID or (msg.get("id") is None and "error" in msg):
+                return msg
+            if msg.get("id") == 1 and "error" in msg:
+                return msg
+
+
+def call_daemon(places, vault: Path, cfg: dict, verb: str, args: dict, *,
+                client: str = "brain-cli") -> tuple[dict, bool]:
+    """Run one tool call through the vault's daemon as the trusted local lane.
+
+    Starts the daemon when none runs. Returns (body, is_error) exactly as
+    `dispatch.call_tool` would in-process.
+    """
+    return call_with_preamble(places, vault, verb, args, {"surface": "full", "lane": "local", "client": client})
+
+
+def call_with_preamble(places, vault: Path, verb: str, args, preamble: dict) -> tuple[dict, bool]:
+    """One tools/call on a fresh connection that opens with `preamble`."""
+    sock, _started = connect_or_start(places, vault)
+    try:
+        sock.sendall(_request_bytes(verb, args, preamble))
+        msg = _read_answer(sock)
+    finally:
+        sock.close()
+    if "error" in msg:
+        err = msg["error"] or {}
+        raise DaemonCallError(f"the daemon refused the call: {err.get('message')} (JSON-RPC {err.get('code')})")
+    result = msg.get("result") or {}
+    texts = [c.get("text", "") for c in result.get("content") or [] if c.get("type") == "text"]
+    try:
+        body = json.loads("\n".join(texts))
+    except ValueError as e:
+        raise DaemonCallError(f"the daemon's answer is not JSON: {e}") from None
+    return body, bool(result.get("isError"))

@@ -1,0 +1,217 @@
+"""Finding, starting and stopping the daemon, from the client side.
+
+Lean on purpose (standard library only): the CLI's hot path and `brain
+serve` call `connect_or_start` before anything else. A socket file that
+refuses connections belongs to a dead daemon; a new daemon removes it once
+it holds the vault's writer lock, so two clients racing to start one end up
+sharing whichever won.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+
+# how long a client waits for a fresh daemon's socket
+START_TIMEOUT_S = 20.0
+# exit code of a daemon that found the vault already served (see server.py)
+EXIT_ALREADY_RUNNING = 3
+
+
+class DaemonStartError(RuntimeError):
+    pass
+
+
+def pid_path(places, vault: Path) -> Path:
+    return places.socket_path(vault).with_suffix(".pid")
+
+
+def log_path(places, vault: Path) -> Path:
+    return places.log_dir / f"daemon-{places.vault_key(vault)}.log"
+
+
+def start_log_path(places, vault: Path) -> Path:
+    return places.log_dir / f"daemon-{places.vault_key(vault)}.start"
+
+
+def read_pid_file(places, vault: Path) -> dict | None:
+    try:
+        data = json.loads(pid_path(places, vault).read_text())
+        return data if isinstance(data, dict) else None
+    except (OSError, ValueError):
+        return None
+
+
+def pid_alive(pid) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # a zombie (dead child not yet reaped) still answers kill(0)
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().split(b")")[-1].split()[0] != b"Z"
+    except OSError:
+        return True
+
+
+def try_connect(path: Path, timeout: float | None = None) -> socket.socket | None:
+    """A connected socket, or None when nobody listens there."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        if timeout is not None:
+            s.settimeout(timeout)
+        s.connect(str(path))
+        s.settimeout(None)
+        return s
+    except OSError:
+        s.close()
+        return None
+
+
+def start_daemon(places, vault: Path):
+    """Spawn a detached daemon for `vault`; returns its Popen."""
+    import subprocess
+
+    places.log_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    places.runtime_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    # the daemon's stderr until its own log is set up: read back if it fails early
+    err = os.fdopen(os.open(start_log_path(places, vault), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb")
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", "brain.daemon.server", "--vault", str(vault)],
+            stdin=subprocess.DEVNULL, stdout=err, stderr=err, close_fds=True,
+            start_new_session=True, cwd="/",
+        )
+    finally:
+        err.close()
+
+
+def _start_failure(places, vault: Path, code) -> DaemonStartError:
+    try:
+        tail = start_log_path(places, vault).read_text(errors="replace").strip().splitlines()[-5:]
+    except OSError:
+        tail = []
+    detail = "\n".join(tail) or f"exit code {code}"
+    return DaemonStartError(
+        f"the brain daemon for {vault} did not start: {detail}\n"
+        f"fix: run `brain daemon start --foreground` to see why, or `brain daemon logs`."
+    )
+
+
+def vault_lock_free(vault: Path) -> bool:
+    """True when no process holds the vault's writer lock (a momentary probe)."""
+    import fcntl
+
+    try:
+        fd = os.open(Path(vault) / ".brain" / "writer.lock", os.O_RDONLY)
+    except OSError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def wait_for_socket(places, vault: Path, proc=None, timeout: float = START_TIMEOUT_S) -> socket.socket:
+    path = places.socket_path(vault)
+    deadline = time.monotonic() + timeout
+    delay = 0.005
+    respawns = 0
+    while True:
+        s = try_connect(path)
+        if s is not None:
+            return s
+        if proc is not None:
+            code = proc.poll()
+            if code == EXIT_ALREADY_RUNNING:
+                # another daemon held the vault: wait for its socket, unless it
+                # was a daemon on its way out (it stopped while we started)
+                if respawns < 3 and try_connect(path) is None and vault_lock_free(vault):
+                    respawns += 1
+                    proc = start_daemon(places, vault)
+                    continue
+            elif code is not None:
+                raise _start_failure(places, vault, code)
+        if time.monotonic() > deadline:
+            raise DaemonStartError(
+                f"no daemon answered on {path} within {timeout:.0f}s.\n"
+                f"fix: check `brain daemon logs`, or run `brain daemon start --foreground`."
+            )
+        time.sleep(delay)
+        delay = min(delay * 1.5, 0.05)
+
+
+def connect_or_start(places, vault: Path, on_start=None) -> tuple[socket.socket, bool]:
+    """Connect to the vault's daemon, starting one if none answers.
+
+    Returns (socket, started). `on_start()` is called just before spawning.
+    """
+    vault = Path(vault).expanduser().resolve()
+    s = try_connect(places.socket_path(vault))
+    if s is not None:
+        return s, False
+    if not vault.is_dir():
+        raise DaemonStartError(f"the vault {vault} is not a folder.\nfix: run `brain init PATH` with your notes folder.")
+    if on_start is not None:
+        on_start()
+    proc = start_daemon(places, vault)
+    return wait_for_socket(places, vault, proc), True
+
+
+def daemon_status(places, vault: Path) -> dict:
+    """What a client can see of the daemon: pid file, liveness, socket answer."""
+    vault = Path(vault).expanduser().resolve()
+    info = read_pid_file(places, vault) or {}
+    sock_path = places.socket_path(vault)
+    s = try_connect(sock_path, timeout=1.0)
+    answering = s is not None
+    if s is not None:
+        s.close()
+    pid = info.get("pid")
+    return {
+        "running": answering,
+        "pid": pid if pid_alive(pid) else None,
+        "stale_pid_file": bool(info) and not pid_alive(pid),
+        "stale_socket": sock_path.exists() and not answering,
+        "socket": str(sock_path),
+        "log": str(log_path(places, vault)),
+        "started_at": info.get("started_at"),
+        "version": info.get("version"),
+    }
+
+
+def stop_daemon(places, vault: Path, timeout: float = 15.0) -> str:
+    """SIGTERM the vault's daemon and wait for it to exit; returns what happened."""
+    import signal
+
+    vault = Path(vault).expanduser().resolve()
+    info = read_pid_file(places, vault) or {}
+    pid = info.get("pid")
+    if not pid_alive(pid):
+        # clean up what a crashed daemon left behind
+        pid_path(places, vault).unlink(missing_ok=True)
+        sock_path = places.socket_path(vault)
+        if sock_path.exists() and try_connect(sock_path, timeout=1.0) is None:
+            sock_path.unlink(missing_ok=True)
+        return "not running"
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while pid_alive(pid):
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            return f"killed pid {pid} (it did not stop within {timeout:.0f}s)"
+        time.sleep(0.02)
+    return f"stopped pid {pid}"
