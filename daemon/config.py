@@ -7,8 +7,6 @@ flat set of TOML tables written atomically.
 from __future__ import annotations
 
 import os
-import tempfile
-import tomllib
 from pathlib import Path
 
 # documented settings and their defaults; `brain config set` refuses others
@@ -32,6 +30,8 @@ DEFAULTS: dict[str, object] = {
 
 def load(path: Path) -> dict:
     """Flatten config.toml into dotted keys; a missing file is an empty config."""
+    import tomllib  # imported here: the CLI's hot path reads config on every call
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -81,6 +81,8 @@ def dumps(cfg: dict) -> str:
 
 
 def save(path: Path, cfg: dict) -> None:
+    import tempfile
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".config-", suffix=".toml")
     try:
