@@ -43,7 +43,10 @@ class Engine:
         self.index = None        # indexer's VaultIndex: keyword search, sync, page writes
         self.embedder = None     # indexer's Embedder once the model has loaded
         self.vectors = None      # indexer's vector search over chunks
+        self.fact_vectors = None  # fact embeddings for remember's dedup, once the model has loaded
+        self.models = None       # the model loader: state loading/ready/failed/disabled + error
         self.llm = None          # synthesize's provider
+        self._closed = False
 
     def setting(self, key: str):
         return config_mod.get(self.cfg, key)
@@ -58,6 +61,34 @@ class Engine:
         if self.index is None:
             return [], DEGRADED_NO_EMBEDDINGS
         return self.index.search(query, limit, remote=caller.remote, embedder=self.embedder, vectors=self.vectors)
+
+    def attach_index(self, watch: bool = False, progress=None):
+        """Open the vault index, reconcile it with the folder, and with `watch` follow saves live.
+
+        Only the vault's writer indexes: when another process (the daemon)
+        holds the writer lock, the index opens read-only over its caches.
+        """
+        if self.index is None:
+            from ..indexer.vault_index import VaultIndex
+            from .vault_lock import VaultLocked
+
+            read_only = False
+            if not self.lock.held:
+                try:
+                    self.lock.acquire("index", wait_s=0)
+                except VaultLocked:
+                    read_only = True
+            index = VaultIndex(self.vault, self.page_db, self.cache_dir, read_only=read_only)
+            if self.vectors is not None and hasattr(self.vectors, "on_chunks_changed"):
+                index.on_chunks_changed.append(self.vectors.on_chunks_changed)
+            self.index = index  # readers may search the committed part while it reconciles
+            if watch:
+                index.start_watching()  # first, so a save during the reconcile is not missed
+            if not read_only:
+                index.reconcile(progress=progress)
+        elif watch:
+            self.index.start_watching()
+        return self.index
 
     def note_retrieved(self, slugs: list[str]) -> None:
         """Bump last_retrieved_at for pages a search returned (feeds entity tie-breaks)."""
@@ -88,7 +119,63 @@ class Engine:
             except Exception:
                 log.warning("could not embed fact #%d", fid, exc_info=True)
 
+    # -- embedding model and vectors (indexer/embedder.py, vectors.py, fact_vectors.py) --
+
+    def load_models(self, background: bool = True, start_after=None, progress=None, embedder=None):
+        """Load the embedding model, then fact and chunk vectors; search is keyword-only until done.
+
+        background: load in a thread (the daemon passes `start_after`, set once
+        its socket is up). `progress(done, total)` follows the chunk embedding.
+        `embedder`: an already-loaded one to use instead of loading MiniLM.
+        """
+        from ..indexer.embedder import ModelLoader
+
+        self.models = ModelLoader(factory=(lambda: embedder) if embedder is not None else None)
+        if not self.setting("embeddings.enabled"):
+            self.models.disable()
+        elif background:
+            self.models.start(then=lambda emb: self._attach_models(emb, progress), start_after=start_after)
+        else:
+            self._attach_models(self.models.load(), progress)
+        return self.models
+
+    def _attach_models(self, embedder, progress=None) -> None:
+        if embedder is None or self._closed:
+            return
+        from ..indexer.fact_vectors import FactVectors
+        from ..indexer.vectors import ChunkVectors
+
+        self.fact_vectors = FactVectors(self.facts.db, self.facts.lock, embedder)
+        self.embedder = embedder  # dedup is live from here (candidates lacking a vector are embedded on use)
+        vectors = ChunkVectors(self.page_db, self.cache_dir, embedder)
+        self.vectors = vectors  # `vectors.ready` stays False (keyword-only) until the build is done
+        # set, then look: attach_index may be running in another thread (a double listener is harmless)
+        index = self.index
+        if index is not None and vectors.on_chunks_changed not in index.on_chunks_changed:
+            index.on_chunks_changed.append(vectors.on_chunks_changed)
+        vectors.build(progress)
+        vectors.start()
+        # facts saved while the model was loading (or before a cache rebuild) get their vectors
+        self.fact_vectors.backfill(self.facts.query(["entity_slug IS NOT NULL"], [], "id", None))
+
+    def fact_similarity(self, entity_slug: str, text: str):
+        """(row, cosine) of the nearest of the entity's 5 newest active facts (§3.2), or None."""
+        if self.fact_vectors is None:
+            return None
+        rows = self.facts.active_for_entity(entity_slug, world_only=False, limit=5)
+        return self.fact_vectors.nearest(rows, text)
+
+    def on_fact_insert(self, fid: int, text: str) -> None:
+        if self.fact_vectors is None:
+            return  # the backfill embeds it once the model is ready
+        row = self.facts.get(fid)
+        if row is not None and row["entity_slug"] is not None:  # only entity facts are ever deduped
+            self.fact_vectors.store(fid, text)
+
     def close(self) -> None:
+        self._closed = True
+        if self.vectors is not None:
+            self.vectors.close()
         if self.index is not None and hasattr(self.index, "close"):
             self.index.close()
         self.facts.close()

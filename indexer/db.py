@@ -90,6 +90,17 @@ MIGRATIONS: list[str] = [
 
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
     """,
+    # 2: each link's slug-shaped key and its last segment, so the links that
+    # may point at a page added, removed or renamed are found by index and
+    # re-resolved without re-reading the pages that hold them (that index
+    # replaces the one on the raw link text, which no query used)
+    """
+    ALTER TABLE links ADD COLUMN target_key TEXT NOT NULL DEFAULT '';
+    ALTER TABLE links ADD COLUMN target_tail TEXT NOT NULL DEFAULT '';
+    CREATE INDEX links_target_tail ON links(target_tail);
+    DROP INDEX links_target;
+    CREATE INDEX problems_kind ON problems(kind);
+    """,
 ]
 
 

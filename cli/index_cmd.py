@@ -1,0 +1,246 @@
+"""`brain index`, `brain rebuild`, `brain status`, and the vault checks of `brain doctor`.
+
+The index is a cache of the vault: `index` brings it up to date in the
+foreground, `rebuild` throws it away (facts projection included) and builds
+it again from the Markdown files and facts.jsonl — fact ids come from the
+log, so they are the same afterwards. Only the vault's writer may index: when
+the daemon runs, it already keeps the index live, and these commands say so.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+
+import typer
+
+from . import backend
+from .doctor import check
+
+_DAEMON_OWNS = ("the running daemon owns this vault's index (it keeps it up to date live).",
+                "`brain status` shows its counts; to rebuild, `brain daemon stop` first, then `brain rebuild`.")
+
+
+def _vault(p, cfg):
+    try:
+        return backend.vault_path(p, cfg)
+    except backend.NoVault as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(1)
+
+
+def _progress():
+    """A rich progress bar with pages/s; returns (context manager, callback)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
+    from rich.text import Text
+
+    class PagesPerSecond(ProgressColumn):
+        def render(self, task):
+            elapsed = task.elapsed or 0
+            rate = task.completed / elapsed if elapsed > 0 else 0
+            return Text(f"{rate:,.0f} pages/s")
+
+    bar = Progress(TextColumn("indexing"), BarColumn(), MofNCompleteColumn(), PagesPerSecond(), TimeElapsedColumn(),
+                   transient=False)
+    task = bar.add_task("index", total=None)
+
+    def update(done: int, total: int) -> None:
+        bar.update(task, completed=done, total=total or 1)
+
+    return bar, update
+
+
+def _writer_engine(p, cfg, vault, kind: str):
+    from ..daemon.engine import Engine
+    from ..daemon.vault_lock import VaultLocked
+
+    try:
+        return Engine(vault, p, cfg, writer=kind, lock_wait_s=0)
+    except VaultLocked as e:
+        typer.echo(f"error: {_DAEMON_OWNS[0]} ({e})", err=True)
+        typer.echo(f"fix: {_DAEMON_OWNS[1]}", err=True)
+        raise typer.Exit(1)
+
+
+def _index_in_foreground(engine, quiet: bool) -> dict:
+    started = time.monotonic()
+    if quiet:
+        engine.attach_index()
+    else:
+        bar, update = _progress()
+        with bar:
+            engine.attach_index(progress=update)
+    report = dict(engine.index.last_report or {})
+    report["seconds"] = round(time.monotonic() - started, 2)
+    report["pages_per_s"] = round(report.get("parsed", 0) / report["seconds"]) if report["seconds"] else None
+    return report
+
+
+def _print_report(engine, report: dict, json_out: bool) -> None:
+    status = engine.index.status()
+    if json_out:
+        typer.echo(json.dumps({**report, **status}, indent=2))
+        return
+    typer.echo(f"{status['pages']} pages, {status['chunks']} chunks, {status['links']} links "
+               f"({status['unresolved_links']} unresolved) in {report['seconds']}s")
+    typer.echo(f"  parsed {report.get('parsed', 0)}, unchanged {report.get('unchanged', 0)}, "
+               f"removed {report.get('deleted', 0)}, renamed {report.get('renamed', 0)}, "
+               f"skipped {report.get('skipped', 0)}")
+    if status["problems"]:
+        typer.echo(f"  {status['problems']} problems: `brain doctor index` lists them with fixes")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("index")
+    def index_cmd(json_out: bool = typer.Option(False, "--json", help="print the report as JSON"),
+                  watch: bool = typer.Option(False, "--watch", help="keep following saves until Ctrl-C"),
+                  quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar")):
+        """Index the vault now, in the foreground (only what changed since the last run)."""
+        p = backend.places()
+        cfg = backend.load_config(p)
+        vault = _vault(p, cfg)
+        engine = _writer_engine(p, cfg, vault, "index")
+        try:
+            report = _index_in_foreground(engine, quiet or json_out)
+            _print_report(engine, report, json_out)
+            if watch:
+                sync = engine.index.start_watching()
+                typer.echo(f"watching {vault} ({sync.mode}); Ctrl-C to stop", err=True)
+                if sync.warning:
+                    typer.echo(f"warning: {sync.warning}", err=True)
+                try:
+                    while True:
+                        time.sleep(1)
+                except KeyboardInterrupt:
+                    pass
+        finally:
+            engine.close()
+
+    @app.command("rebuild")
+    def rebuild_cmd(json_out: bool = typer.Option(False, "--json", help="print the report as JSON"),
+                    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar")):
+        """Drop the caches (page tables, keyword index, facts table) and rebuild them from the vault.
+
+        Nothing in the vault is touched. Fact ids are read from facts.jsonl, so
+        they are the same afterwards. Embeddings are kept: they are stored by
+        content hash and re-used for unchanged text.
+        """
+        p = backend.places()
+        cfg = backend.load_config(p)
+        vault = _vault(p, cfg)
+        from ..daemon.vault_lock import VaultLock, VaultLocked
+
+        lock = VaultLock(vault)
+        try:
+            lock.acquire("rebuild", wait_s=0)
+        except VaultLocked as e:
+            typer.echo(f"error: {_DAEMON_OWNS[0]} ({e})", err=True)
+            typer.echo(f"fix: {_DAEMON_OWNS[1]}", err=True)
+            raise typer.Exit(1)
+        try:
+            cache = p.cache_dir(vault)
+            for name in ("index.sqlite", "index.sqlite-wal", "index.sqlite-shm"):
+                (cache / name).unlink(missing_ok=True)
+            shutil.rmtree(cache / "keyword", ignore_errors=True)
+        finally:
+            lock.release()
+        engine = _writer_engine(p, cfg, vault, "rebuild")
+        try:
+            facts = engine.facts.rebuild()
+            report = _index_in_foreground(engine, quiet or json_out)
+            report["fact_log_lines"] = facts
+            _print_report(engine, report, json_out)
+            if not json_out:
+                typer.echo(f"  facts table replayed from {facts} log lines")
+        finally:
+            engine.close()
+
+    @app.command("status")
+    def status_cmd(json_out: bool = typer.Option(False, "--json", help="print the status as JSON")):
+        """Pages, chunks, facts, last sync and pending events (from the daemon when it runs)."""
+        p = backend.places()
+        cfg = backend.load_config(p)
+        vault = _vault(p, cfg)
+        body = _status(p, cfg, vault)
+        if json_out:
+            typer.echo(json.dumps(body, indent=2))
+            return
+        from .render import age
+
+        typer.echo(f"vault: {vault}")
+        typer.echo(f"daemon: {'running' if body['daemon'] else 'not running (counts as of the last sync)'}")
+        typer.echo(f"pages: {body.get('pages', 0)}  chunks: {body.get('chunks', 0)}  "
+                   f"facts: {body.get('facts', 0)} ({body.get('active_facts', 0)} active)")
+        typer.echo(f"last sync: {body.get('last_sync') or 'never'} ({age(body.get('last_sync'))})  "
+                   f"pending events: {body.get('pending_events', 0)}  problems: {body.get('problems', 0)}")
+        if body.get("watching"):
+            typer.echo(f"watching: {body['watching']}")
+
+
+def _status(p, cfg, vault) -> dict:
+    from ..daemon.spawn import daemon_status
+
+    if daemon_status(p, vault)["running"]:
+        body, is_error = backend.call("status", {})
+        if not is_error:
+            return {"daemon": True, **body}
+    from ..daemon.engine import Engine
+    from ..indexer.vault_index import VaultIndex
+
+    engine = Engine(vault, p, cfg)
+    try:
+        # read the caches as they are: a status must not start an index run
+        index = VaultIndex(engine.vault, engine.page_db, engine.cache_dir, read_only=True)
+        body = {"daemon": False, **index.status(), **engine.facts.counts()}
+        index.close()
+        return body
+    finally:
+        engine.close()
+
+
+@check("index")
+def _index_checks(ctx):
+    """Conflict copies, bad frontmatter, slug collisions, skipped files, unresolved links."""
+    if ctx.vault is None or not ctx.vault.is_dir():
+        return
+    from ..daemon.engine import Engine
+
+    engine = Engine(ctx.vault, ctx.places, ctx.cfg)
+    try:
+        index = engine.attach_index()  # reconciles first unless the daemon owns the index
+        status = index.status()
+        yield ("ok", "pages", f"{status['pages']} pages, {status['chunks']} chunks, last sync {status['last_sync']}")
+        yield from _problem_rows(index)
+        unresolved = index.unresolved_links(5)
+        if status["unresolved_links"]:
+            examples = ", ".join(f"[[{u['target']}]] in {u['slug']}" for u in unresolved)
+            yield ("warn", "unresolved links", f"{status['unresolved_links']} links point at no page (e.g. {examples}); "
+                                               "create the pages or fix the link text")
+        else:
+            yield ("ok", "unresolved links", "every link resolves")
+    finally:
+        engine.close()
+
+
+_PROBLEM_LABELS = {
+    "conflict_copy": "conflict copies",
+    "bad_frontmatter": "bad frontmatter",
+    "slug_collision": "slug collisions",
+}
+
+
+def _problem_rows(index):
+    problems = index.problems()
+    by_label: dict[str, list[dict]] = {}
+    for pr in problems:
+        by_label.setdefault(_PROBLEM_LABELS.get(pr["kind"], "skipped or damaged files"), []).append(pr)
+    for label in ("conflict copies", "bad frontmatter", "slug collisions", "skipped or damaged files"):
+        items = by_label.get(label, [])
+        if not items:
+            yield ("ok", label, "none")
+            continue
+        for pr in items[:20]:
+            yield ("warn", label, f"{pr['path']}: {pr['detail']}")
+        if len(items) > 20:
+            yield ("warn", label, f"… and {len(items) - 20} more")

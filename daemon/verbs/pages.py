@@ -1,0 +1,75 @@
+"""Page tools: put_page, get_page, list_pages, search, get_backlinks.
+
+Plain functions over the engine's VaultIndex. Remote callers never see a
+page whose frontmatter says `visibility: private`: to them it does not exist.
+A refused write is `invalid_params` with the reason and the fix; a page that
+changed since it was read is refused the same way, naming its current hash.
+"""
+
+from __future__ import annotations
+
+from ...indexer.page_files import PageWriteError
+from ..protocol import Caller, InvalidParams, NotFound, Unavailable
+
+LIST_DEFAULT, LIST_MAX = 50, 1000
+SEARCH_DEFAULT, SEARCH_MAX = 10, 100
+
+
+def _index(engine):
+    if engine.index is None:
+        raise Unavailable("The vault index is not open.",
+                          "Start the daemon (`brain daemon start`) or run `brain index`, then retry.")
+    return engine.index
+
+
+def _limit(value, default: int, cap: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value < 1:
+        return default
+    return min(int(value), cap)
+
+
+def _not_found(slug: str) -> NotFound:
+    return NotFound(f"No page with slug {slug!r}.",
+                    "Call list_pages (or search) to find the slug; slugs are lowercase paths without .md, "
+                    "e.g. \"people/alice-example\".")
+
+
+def put_page(engine, args: dict, caller: Caller) -> dict:
+    index = _index(engine)
+    try:
+        return index.put_page(args["slug"], args["content"], args.get("expected_hash"), remote=caller.remote)
+    except PageWriteError as e:
+        if e.kind == "read_only":
+            raise Unavailable(e.message, e.fix) from None
+        raise InvalidParams(e.message, e.fix, e.detail) from None
+
+
+def get_page(engine, args: dict, caller: Caller) -> dict:
+    page = _index(engine).get_page(args["slug"], remote=caller.remote)
+    if page is None:
+        raise _not_found(args["slug"])
+    return page
+
+
+def list_pages(engine, args: dict, caller: Caller) -> dict:
+    limit = _limit(args.get("limit"), LIST_DEFAULT, LIST_MAX)
+    pages = _index(engine).list_pages(args.get("prefix"), limit, remote=caller.remote)
+    return {"pages": pages, "count": len(pages)}
+
+
+def search(engine, args: dict, caller: Caller) -> dict:
+    query = args["query"].strip()
+    limit = _limit(args.get("limit"), SEARCH_DEFAULT, SEARCH_MAX)
+    results, degraded = engine.search_pages(query, limit, caller) if query else ([], None)
+    body = {"results": results}
+    if degraded:
+        body["search_degraded"] = degraded
+    engine.note_retrieved([r["slug"] for r in results])
+    return body
+
+
+def get_backlinks(engine, args: dict, caller: Caller) -> dict:
+    links = _index(engine).backlinks(args["slug"], remote=caller.remote)
+    if links is None:
+        raise _not_found(args["slug"])
+    return {"slug": args["slug"], "backlinks": links, "count": len(links)}

@@ -1,0 +1,84 @@
+"""Chunks: a page body cut at its headings into pieces of bounded length.
+
+One chunk is one keyword document and one vector. A chunk's hash covers its
+heading and text, so an edit elsewhere in the page leaves it (and its
+embedding) untouched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from .fences import lines_and_mask
+
+MAX_CHARS = 1500   # long enough for a paragraph or two, short enough for a 384-d vector
+_HEADING = re.compile(r"^[ ]{0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
+
+
+@dataclass(slots=True)
+class Chunk:
+    ord: int
+    heading: str | None
+    text: str
+    hash: str
+
+
+def chunk_hash(heading: str | None, text: str) -> str:
+    return hashlib.blake2b(f"{heading or ''}\n{text}".encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def split_chunks(body: str, max_chars: int = MAX_CHARS) -> list[Chunk]:
+    """Sections at ATX headings (outside code), each cut to at most `max_chars`.
+
+    A page always gets at least one chunk (possibly empty), so it can be
+    found by its title and aliases even when its body is blank.
+    """
+    lines, mask = lines_and_mask(body)
+    sections: list[tuple[str | None, list[str]]] = [(None, [])]
+    for i, line in enumerate(lines):
+        if not mask[i] and line.startswith(("#", " ")):
+            m = _HEADING.match(line)
+            if m:
+                sections.append((m.group(2).strip() or None, []))
+                continue
+        sections[-1][1].append(line)
+    pieces: list[tuple[str | None, str]] = []
+    for heading, body_lines in sections:
+        text = "\n".join(body_lines).strip()
+        if not text:
+            continue
+        for piece in _bounded(text, max_chars):
+            pieces.append((heading, piece))
+    if not pieces:
+        pieces.append((None, ""))
+    return [Chunk(i, h, t, chunk_hash(h, t)) for i, (h, t) in enumerate(pieces)]
+
+
+def _bounded(text: str, max_chars: int) -> list[str]:
+    """Cut at paragraph breaks, then at spaces, never mid-word when avoidable."""
+    if len(text) <= max_chars:
+        return [text]
+    out: list[str] = []
+    buf = ""
+    for para in re.split(r"\n\s*\n", text):
+        para = para.strip()
+        if not para:
+            continue
+        if buf and len(buf) + 2 + len(para) <= max_chars:
+            buf = f"{buf}\n\n{para}"
+            continue
+        if buf:
+            out.append(buf)
+            buf = ""
+        while len(para) > max_chars:
+            cut = para.rfind(" ", max_chars // 2, max_chars)
+            if cut <= 0:
+                cut = max_chars
+            out.append(para[:cut].rstrip())
+            para = para[cut:].lstrip()
+        buf = para
+    if buf:
+        out.append(buf)
+    return out

@@ -1,0 +1,158 @@
+"""One Markdown file → everything the page tables hold about it.
+
+Title: frontmatter `title` → first H1 outside code → humanized file stem.
+Type: frontmatter `type` → the folder (people/ → person, …) → none.
+Parsing is pure: text in, ParsedPage out; nothing here touches the disk.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+
+from .chunks import Chunk, split_chunks
+from .fences import prose_lines
+from .frontmatter import scalar_text, split_frontmatter, split_tags
+from .slugs import humanize, path_to_slug, split_aliases
+from .timeline import Entry, extract_entries, split_timeline
+from .wikilinks import Link, body_links, frontmatter_links
+
+LEAD_CHARS = 160
+
+# folder name → page type (PROTOCOL_NOTES §8.3); the nearest folder decides
+FOLDER_TYPES = {
+    "people": "person", "person": "person",
+    "companies": "company", "company": "company",
+    "projects": "project", "project": "project",
+    "meetings": "meeting", "meeting": "meeting",
+    "notes": "note", "deals": "deal", "writing": "writing", "concepts": "concept",
+    "sources": "source", "media": "media", "emails": "email", "slack": "slack",
+    "cal": "calendar-event", "calendar": "calendar-event", "events": "event", "diary": "diary",
+}
+
+_H1 = re.compile(r"^[ ]{0,3}#[ \t]+(.*?)[ \t]*#*[ \t]*$")
+_INLINE_TAG = re.compile(r"(?:(?<=\s)|^)#([^\s#\[\]{}(),.;:!?\"'`|\\]*[^\W\d][^\s#\[\]{}(),.;:!?\"'`|\\]*)")
+_SKIP_LEAD = re.compile(r"^\s*(?:#|<!--|\||>|\[\^|%%|-{3,}\s*$|\*{3,}\s*$|_{3,}\s*$)")
+_SENTENCE_END = re.compile(r"[.!?](?=\s)")
+_LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+
+
+@dataclass
+class ParsedPage:
+    rel_path: str
+    slug: str
+    tail: str
+    title: str
+    title_key: str
+    type: str | None
+    visibility: str
+    summary: str | None
+    lead: str
+    aliases: list[str]
+    tags: list[str]
+    frontmatter: dict
+    frontmatter_error: str | None
+    links: list[Link] = field(default_factory=list)
+    timeline: list[Entry] = field(default_factory=list)
+    chunks: list[Chunk] = field(default_factory=list)
+
+
+def infer_type(slug: str) -> str | None:
+    """The page type its folder implies, or None."""
+    folders = slug.split("/")[:-1]
+    for folder in reversed(folders):
+        t = FOLDER_TYPES.get(folder)
+        if t:
+            return t
+    return None
+
+
+def first_h1(body: str) -> str | None:
+    for _, line in prose_lines(body):
+        if line.startswith(("#", " ")):
+            m = _H1.match(line)
+            if m and m.group(1).strip():
+                return " ".join(m.group(1).split())
+    return None
+
+
+def lead_sentence(body: str) -> str:
+    """The first prose sentence: headings, comments, tables, code and rules skipped."""
+    in_comment = False
+    for _, line in prose_lines(body):
+        s = line.strip()
+        if in_comment:
+            if "-->" in s:
+                in_comment = False
+            continue
+        if not s:
+            continue
+        if s.startswith("<!--") and "-->" not in s:
+            in_comment = True
+            continue
+        if _SKIP_LEAD.match(s):
+            continue
+        text = _LIST_MARK.sub("", s)
+        text = " ".join(re.sub(r"\[\[([^\[\]|\n]+?)(?:\|([^\[\]\n]+?))?\]\]",
+                               lambda m: (m.group(2) or m.group(1)).strip(), text).split())
+        m = _SENTENCE_END.search(text)
+        if m:
+            text = text[: m.end()]
+        if not text:
+            continue
+        return text if len(text) <= LEAD_CHARS else text[: LEAD_CHARS - 1] + "…"
+    return ""
+
+
+def inline_tags(body: str) -> list[str]:
+    out: list[str] = []
+    for _, line in prose_lines(body):
+        if "#" not in line or line.lstrip().startswith("#") and _H1.match(line.lstrip()):
+            continue
+        for m in _INLINE_TAG.finditer(line):
+            tag = m.group(1).lower().rstrip("/-")
+            if tag and tag not in out:
+                out.append(tag)
+    return out
+
+
+def parse_page(rel_path: str, text: str) -> ParsedPage:
+    """Parse one page; never raises on odd content."""
+    rel_path = rel_path.replace("\\", "/")
+    slug = path_to_slug(rel_path)
+    fm = split_frontmatter(text)
+    data = fm.data
+    body = fm.body
+    stem = posixpath.basename(rel_path)
+    stem = re.sub(r"\.(md|mdx|markdown)$", "", stem, flags=re.IGNORECASE)
+    title = scalar_text(data.get("title")) or first_h1(body) or humanize(stem) or slug
+    ptype = scalar_text(data.get("type"))
+    ptype = ptype.lower() if ptype else infer_type(slug)
+    visibility = "private" if str(data.get("visibility", "")).strip().lower() == "private" else "world"
+    summary = scalar_text(data.get("summary"))
+    aliases = split_aliases(data.get("aliases", data.get("alias")))
+    tags = split_tags(data.get("tags", data.get("tag")))
+    for t in inline_tags(body):
+        if t not in tags:
+            tags.append(t)
+    compiled, _ = split_timeline(body)
+    links = frontmatter_links(data, rel_path) + body_links(body, rel_path)
+    return ParsedPage(
+        rel_path=rel_path,
+        slug=slug,
+        tail=slug.rsplit("/", 1)[-1],
+        title=title,
+        title_key=title.lower(),
+        type=ptype,
+        visibility=visibility,
+        summary=summary,
+        lead=lead_sentence(compiled),
+        aliases=aliases,
+        tags=tags,
+        frontmatter=data,
+        frontmatter_error=fm.error,
+        links=links,
+        timeline=extract_entries(body),
+        chunks=split_chunks(body),
+    )

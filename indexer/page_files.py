@@ -1,0 +1,114 @@
+"""Page files on disk: the slug grammar for writes, atomic writes, hashes.
+
+A write never leaves a half-written page: the new bytes go to a hidden temp
+file in the same folder, are fsync'd, and replace the page in one rename.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from .scan import MAX_PAGE_BYTES
+from .slugs import path_to_slug
+
+MAX_SLUG_CHARS = 255
+_SEGMENT = re.compile(r"^\w[\w-]*$")
+
+
+class PageWriteError(Exception):
+    """A refused page write. `kind` says why; `fix` says what to do instead."""
+
+    def __init__(self, kind: str, message: str, fix: str, detail: str | None = None):
+        super().__init__(message)
+        self.kind = kind          # invalid_slug | too_large | changed | ignored | private | read_only | not_indexed
+        self.message = message
+        self.fix = fix
+        self.detail = detail
+
+
+def content_hash(data: bytes) -> str:
+    """The hash put_page's expected_hash is compared with: sha256 of the file's bytes."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def check_slug(slug) -> str:
+    """The slug, if it names a page file inside the vault; else PageWriteError."""
+    if not isinstance(slug, str) or not slug.strip():
+        raise PageWriteError("invalid_slug", "slug is empty.", 'Pass a page slug such as "people/alice-example".')
+    if "\\" in slug:
+        raise PageWriteError("invalid_slug", f"slug {slug!r} contains a backslash.",
+                             "Separate folders with '/', e.g. \"people/alice-example\".")
+    if slug.startswith("/") or re.match(r"^[A-Za-z]:", slug):
+        raise PageWriteError("invalid_slug", f"slug {slug!r} is an absolute path.",
+                             "Pass a path relative to the vault, e.g. \"people/alice-example\".")
+    parts = slug.split("/")
+    if any(p in ("..", ".") for p in parts):
+        raise PageWriteError("invalid_slug", f"slug {slug!r} steps outside its folder ('..' or '.').",
+                             "Pass a path inside the vault without '..', e.g. \"people/alice-example\".")
+    if any(p == "" for p in parts):
+        raise PageWriteError("invalid_slug", f"slug {slug!r} has an empty folder name ('//' or a trailing '/').",
+                             "Remove the extra '/', e.g. \"people/alice-example\".")
+    if slug.lower().endswith(".md"):
+        raise PageWriteError("invalid_slug", f"slug {slug!r} ends in .md.",
+                             f"Pass the slug without the extension: \"{slug[:-3]}\".")
+    if len(slug) > MAX_SLUG_CHARS:
+        raise PageWriteError("invalid_slug", f"slug is {len(slug)} characters; the limit is {MAX_SLUG_CHARS}.",
+                             "Use a shorter page name.")
+    bad = [p for p in parts if not _SEGMENT.match(p)]
+    if bad:
+        raise PageWriteError(
+            "invalid_slug", f"slug segment {bad[0]!r} is not allowed: each segment starts with a letter, digit "
+                            "or '_' and continues with letters, digits, '_' or '-'.",
+            f"Try \"{path_to_slug(slug) or 'notes/untitled'}\".")
+    canonical = path_to_slug(slug)
+    if canonical != slug:
+        raise PageWriteError("invalid_slug", f"slug {slug!r} is not in canonical form (lowercase).",
+                             f"Use \"{canonical}\"; that is the slug the page would be found by.")
+    return slug
+
+
+def check_size(data: bytes) -> None:
+    if len(data) > MAX_PAGE_BYTES:
+        raise PageWriteError("too_large", f"content is {len(data)} bytes; pages are limited to {MAX_PAGE_BYTES} bytes.",
+                             "Split the content over several pages.")
+
+
+def read_bytes(path: Path) -> bytes | None:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` in one rename; the old bytes survive any crash before it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:
+        mode = 0o644
+    # a dot-name: the vault watcher and scanner never treat the temp file as a page
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    try:  # make the rename itself durable
+        dfd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    except OSError:
+        pass

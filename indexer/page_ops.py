@@ -1,0 +1,105 @@
+"""Page reads and writes over the index: put_page, get_page, list_pages, backlinks.
+
+A mixin of VaultIndex (it uses the index's reader connection, write lock,
+ignore rules and `apply`). Remote callers never see `visibility: private`
+pages; refusals are PageWriteError with the reason and the fix.
+"""
+
+from __future__ import annotations
+
+from .frontmatter import split_frontmatter
+from .markdown_page import parse_page
+from .page_files import PageWriteError, atomic_write, check_size, check_slug, content_hash, read_bytes
+from .page_tables import iso_ns
+from .scan import IGNORE_FILE, classify, stat_page
+from .slugs import path_to_slug
+
+
+class PageOps:
+    def put_page(self, slug: str, content: str, expected_hash: str | None = None, *, remote: bool = True) -> dict:
+        """Write `<slug>.md` atomically and index it before returning."""
+        if self.read_only:
+            raise PageWriteError("read_only", "another brain process owns this vault's index.",
+                                 "Send the request to the running daemon (drop --no-daemon).")
+        check_slug(slug)
+        if not isinstance(content, str):
+            raise PageWriteError("invalid_content", "content must be a string.", "Pass the whole Markdown document.")
+        data = content.encode("utf-8")
+        check_size(data)
+        with self._lock:
+            row = self.db.execute("SELECT path, visibility FROM pages WHERE slug = ?", (slug,)).fetchone()
+            rel = row["path"] if row else f"{slug}.md"
+            if classify(rel, self.rules) != "page":
+                raise PageWriteError("ignored", f"{rel} is excluded from the index by {IGNORE_FILE}.",
+                                     f"Write the page under another folder, or edit {IGNORE_FILE}.")
+            if remote and row is not None and row["visibility"] == "private":
+                raise PageWriteError("private", f"page {slug!r} cannot be written over this connection.",
+                                     "Choose another slug, or write the page from the local CLI.")
+            path = self.vault / rel
+            old = read_bytes(path)
+            current = content_hash(old) if old is not None else None
+            if expected_hash is not None and current != expected_hash.strip().lower():
+                what = "was deleted" if current is None else "changed"
+                raise PageWriteError(
+                    "changed", f"page {slug!r} {what} since it was read (expected_hash does not match).",
+                    "Call get_page again, merge your edit into the current content, and retry with its hash.",
+                    detail=f"current hash: {current}" if current else None)
+            atomic_write(path, data)
+            self.apply(paths=[rel])
+            indexed = self.tables.by_path(rel)
+            if indexed is None:
+                why = self.db.execute("SELECT detail FROM problems WHERE path = ? LIMIT 1", (rel,)).fetchone()
+                raise PageWriteError("not_indexed", f"{rel} was written but could not be indexed: "
+                                                    f"{why[0] if why else 'unknown reason'}.",
+                                     "Run `brain doctor` for details.")
+        return {"slug": indexed["slug"], "path": rel, "hash": content_hash(data), "created": old is None}
+
+    def _page_row(self, slug: str, remote: bool):
+        slug = (slug or "").strip()
+        row = self.db.execute("SELECT * FROM pages WHERE slug = ?", (slug,)).fetchone()
+        if row is None and slug:
+            row = self.db.execute("SELECT * FROM pages WHERE slug = ?", (path_to_slug(slug),)).fetchone()
+        if row is None or (remote and row["visibility"] == "private"):
+            return None
+        return row
+
+    def get_page(self, slug: str, *, remote: bool = True) -> dict | None:
+        """The page as it is on disk now, or None (missing, or private for a remote caller)."""
+        row = self._page_row(slug, remote)
+        if row is None:
+            return None
+        raw = read_bytes(self.vault / row["path"])
+        if raw is None:
+            return None
+        text = raw.decode("utf-8", "replace")
+        page = parse_page(row["path"], text)
+        if remote and page.visibility == "private":
+            return None  # made private since it was indexed
+        st = stat_page(self.vault, row["path"])
+        return {"slug": row["slug"], "title": page.title, "type": page.type, "content": text,
+                "frontmatter": split_frontmatter(text).data, "hash": content_hash(raw),
+                "updated_at": iso_ns(st.mtime_ns) if st else row["updated_at"]}
+
+    def list_pages(self, prefix: str | None = None, limit: int = 50, *, remote: bool = True) -> list[dict]:
+        """Pages under a slug prefix, most recently updated first."""
+        sql = "SELECT slug, title, type, updated_at FROM pages"
+        where, args = [], []
+        if prefix:
+            where.append("slug >= ? AND slug < ?")
+            args += [prefix, prefix + "\uffff"]
+        if remote:
+            where.append("visibility != 'private'")
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY updated_at DESC, slug LIMIT ?"
+        return [dict(r) for r in self.db.execute(sql, args + [limit])]
+
+    def backlinks(self, slug: str, *, remote: bool = True) -> list[dict] | None:
+        """Pages linking to a page (None when the page is unknown to this caller)."""
+        row = self._page_row(slug, remote)
+        if row is None:
+            return None
+        sql = ("SELECT p.slug, p.title, l.type, l.context, l.source FROM links l JOIN pages p ON p.id = l.from_id "
+               "WHERE l.to_id = ?" + (" AND p.visibility != 'private'" if remote else "") + " ORDER BY p.slug, l.id")
+        return [{"slug": r["slug"], "title": r["title"], "type": r["type"], "context": r["context"] or None,
+                 "source": r["source"]} for r in self.db.execute(sql, (row["id"],))]

@@ -1,0 +1,227 @@
+"""Walking the vault: which files are pages, and why the others are not.
+
+Pages are `*.md` files outside dot-folders, outside `.brainignore` patterns,
+and not sync-conflict copies. Conflict copies, symlink loops, binary or
+oversized files come back as problems (shown by `brain doctor`), never as
+exceptions: one bad file must not stop an index.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import stat as _stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MAX_PAGE_BYTES = 4 * 1024 * 1024   # a bigger .md is almost surely an export or a dump
+IGNORE_FILE = ".brainignore"
+
+# Dropbox "x (conflicted copy 2026-01-02).md", "x (Alice's conflicted copy …)",
+# Syncthing "x.sync-conflict-20260102-101010-ABCDEFG.md", Nextcloud "x (conflict …)"
+_CONFLICT = re.compile(r"\((?:[^()]*\s)?conflicted copy\b[^()]*\)|\.sync-conflict-|\s\(conflict[\s)]", re.IGNORECASE)
+
+
+@dataclass(slots=True)
+class FileStat:
+    rel: str        # vault-relative, '/'-separated
+    mtime_ns: int
+    size: int
+
+
+@dataclass(slots=True)
+class Problem:
+    path: str
+    kind: str       # conflict_copy | symlink_loop | binary | invalid_utf8 | too_large | unreadable | ...
+    detail: str
+
+
+@dataclass
+class ScanResult:
+    files: dict[str, FileStat] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+
+def is_markdown(name: str) -> bool:
+    return name.lower().endswith(".md")
+
+
+def is_conflict_copy(name: str) -> bool:
+    return bool(_CONFLICT.search(name))
+
+
+class IgnoreRules:
+    """`.brainignore`: gitignore-style patterns (`#` comments, `!` negation, trailing `/` = folder)."""
+
+    def __init__(self, lines: list[str] | None = None):
+        self.rules: list[tuple[bool, bool, bool, str]] = []   # (negate, dir_only, anchored, pattern)
+        for raw in lines or []:
+            line = raw.rstrip("\n").rstrip()
+            if not line or line.startswith("#"):
+                continue
+            negate = line.startswith("!")
+            if negate:
+                line = line[1:]
+            dir_only = line.endswith("/")
+            line = line.strip("/") if dir_only else line
+            anchored = line.startswith("/") or "/" in line.rstrip("/")
+            line = line.lstrip("/")
+            if line.startswith("**/"):
+                anchored, line = False, line[3:]
+            if line:
+                self.rules.append((negate, dir_only, anchored, line))
+
+    @classmethod
+    def load(cls, vault: Path) -> "IgnoreRules":
+        try:
+            return cls((Path(vault) / IGNORE_FILE).read_text(encoding="utf-8", errors="replace").splitlines())
+        except OSError:
+            return cls()
+
+    def ignored(self, rel: str, is_dir: bool) -> bool:
+        """Whether a path (or any folder above it) is ignored."""
+        parts = rel.split("/")
+        for i in range(1, len(parts) + 1):
+            if self._match("/".join(parts[:i]), is_dir or i < len(parts)):
+                return True
+        return False
+
+    def _match(self, rel: str, is_dir: bool) -> bool:
+        result = False
+        name = rel.rsplit("/", 1)[-1]
+        for negate, dir_only, anchored, pat in self.rules:
+            if dir_only and not is_dir:
+                continue
+            hit = fnmatch.fnmatchcase(rel, pat) if anchored else fnmatch.fnmatchcase(name, pat)
+            if hit:
+                result = not negate
+        return result
+
+
+def hidden(rel: str) -> bool:
+    """Dot-folders (.obsidian, .git, .trash, .brain) and dot-files are never pages."""
+    return any(part.startswith(".") for part in rel.split("/"))
+
+
+def classify(rel: str, rules: IgnoreRules) -> str:
+    """'page', 'conflict' or 'ignored' for a vault-relative file path."""
+    if not is_markdown(rel) or hidden(rel):
+        return "ignored"
+    if rules.ignored(rel, False):
+        return "ignored"
+    if is_conflict_copy(rel.rsplit("/", 1)[-1]):
+        return "conflict"
+    return "page"
+
+
+def scan_vault(vault: Path, under: str = "", rules: IgnoreRules | None = None) -> ScanResult:
+    """Every page file in the vault (or under one folder of it), with problems found on the way."""
+    vault = Path(vault)
+    rules = rules or IgnoreRules.load(vault)
+    result = ScanResult()
+    start = vault / under if under else vault
+    try:
+        st = os.stat(start)
+    except OSError:
+        return result
+    visited = {(st.st_dev, st.st_ino)}
+    _walk(str(start), under.strip("/"), rules, result, visited, ((st.st_dev, st.st_ino),))
+    return result
+
+
+def _walk(abs_dir: str, rel_dir: str, rules: IgnoreRules, out: ScanResult, visited: set, ancestors: tuple) -> None:
+    try:
+        entries = list(os.scandir(abs_dir))
+    except OSError as e:
+        out.problems.append(Problem(rel_dir or ".", "unreadable_folder", f"folder could not be listed: {e.strerror or e}"))
+        return
+    for entry in entries:
+        name = entry.name
+        if name.startswith("."):
+            continue
+        rel = f"{rel_dir}/{name}" if rel_dir else name
+        try:
+            is_dir = entry.is_dir(follow_symlinks=True)
+        except OSError:
+            is_dir = False
+        if is_dir:
+            if rules.ignored(rel, True):
+                continue
+            try:
+                st = entry.stat(follow_symlinks=True)
+            except OSError as e:
+                out.problems.append(Problem(rel, "unreadable_folder", f"folder could not be read: {e.strerror or e}"))
+                continue
+            key = (st.st_dev, st.st_ino)
+            if key in ancestors:
+                out.problems.append(Problem(rel, "symlink_loop", "this symlink points at a folder above it; not followed"))
+                continue
+            if key in visited:
+                continue  # the same folder reached twice through a symlink: index it once
+            visited.add(key)
+            _walk(entry.path, rel, rules, out, visited, ancestors + (key,))
+            continue
+        if not is_markdown(name):
+            continue
+        kind = classify(rel, rules)
+        if kind == "ignored":
+            continue
+        if kind == "conflict":
+            out.problems.append(Problem(rel, "conflict_copy",
+                                        "a sync-conflict copy; merge it into the original page and delete it"))
+            continue
+        try:
+            st = entry.stat(follow_symlinks=True)
+        except OSError as e:
+            kind = "symlink_loop" if getattr(e, "errno", None) == 40 else "unreadable"
+            out.problems.append(Problem(rel, kind, f"could not be read: {e.strerror or e}"))
+            continue
+        if not _stat.S_ISREG(st.st_mode):
+            continue
+        out.files[rel] = FileStat(rel, st.st_mtime_ns, st.st_size)
+
+
+def stat_page(vault: Path, rel: str) -> FileStat | None:
+    """The current stat of one page file, or None when it is gone or not a file."""
+    try:
+        st = os.stat(Path(vault) / rel)
+    except OSError:
+        return None
+    if not _stat.S_ISREG(st.st_mode):
+        return None
+    return FileStat(rel, st.st_mtime_ns, st.st_size)
+
+
+def read_page(vault: Path, rel: str, size_hint: int | None = None) -> tuple[bytes | None, str | None, Problem | None]:
+    """(raw bytes, text, problem). Text is None when the file is skipped.
+
+    Invalid UTF-8 is indexed with replacement characters and reported;
+    binary content (NUL bytes) and oversized files are skipped and reported.
+    """
+    path = Path(vault) / rel
+    if size_hint is not None and size_hint > MAX_PAGE_BYTES:
+        return None, None, _too_large(rel, size_hint)
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_PAGE_BYTES + 1)
+    except FileNotFoundError:
+        return None, None, None  # deleted between the event and the read
+    except OSError as e:
+        kind = "symlink_loop" if e.errno == 40 else "unreadable"
+        return None, None, Problem(rel, kind, f"could not be read: {e.strerror or e}")
+    if len(raw) > MAX_PAGE_BYTES:
+        return None, None, _too_large(rel, len(raw))
+    if b"\x00" in raw[:8192]:
+        return raw, None, Problem(rel, "binary", "not text (contains NUL bytes); rename it or add it to .brainignore")
+    try:
+        return raw, raw.decode("utf-8"), None
+    except UnicodeDecodeError as e:
+        return raw, raw.decode("utf-8", "replace"), Problem(
+            rel, "invalid_utf8",
+            f"not valid UTF-8 at byte {e.start}; indexed with replacement characters — re-save the file as UTF-8")
+
+
+def _too_large(rel: str, size: int) -> Problem:
+    return Problem(rel, "too_large", f"{size / 1048576:.1f} MB is over the {MAX_PAGE_BYTES // 1048576} MB page limit; "
+                                     "split the page or add it to .brainignore")

@@ -1,0 +1,420 @@
+"""VaultIndex: the vault's pages kept in the page tables and the keyword index.
+
+Every change — the start-up reconcile, a batch of watcher events, a
+put_page — goes through `apply`, which re-reads the disk state of the paths
+it is given, so events only say *where* to look, never *what* happened.
+Unchanged files (same mtime and size, or same bytes) cost no parse. Writes
+use a connection of their own; readers share the engine's connection and see
+only committed batches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Callable, Iterable
+
+from .db import open_db
+from .keyword import KeywordIndex
+from .markdown_page import parse_page
+from .page_files import PageWriteError
+from .page_ops import PageOps
+from .page_tables import PageTables, now_iso
+from .scan import IGNORE_FILE, FileStat, IgnoreRules, Problem, classify, read_page, scan_vault, stat_page
+from .slugs import path_to_slug
+
+log = logging.getLogger("brain.indexer")
+
+BATCH_PAGES = 500   # pages per commit: a `git checkout` of 1,000 files is 2 commits
+FULL_BATCH_PAGES = 2000   # a whole-vault pass commits less often (each commit fsyncs)
+CONFLICT_FIX = "a sync-conflict copy; merge it into the original page and delete it"
+
+
+class VaultIndex(PageOps):
+    def __init__(self, vault: Path, db: sqlite3.Connection, cache_dir: Path, *, read_only: bool = False):
+        self.vault = Path(vault)
+        self.db = db                     # readers: the engine's connection
+        self.cache_dir = Path(cache_dir)
+        self.read_only = read_only
+        self.on_chunks_changed: list[Callable] = []   # f(added chunk rows, removed chunk ids) after each commit
+        self.rules = IgnoreRules.load(self.vault)
+        self.sync = None
+        self.last_sync: str | None = _meta(db, "last_sync")   # when a batch last committed
+        self.last_report: dict | None = None
+        self.stats = {"parsed": 0, "touched": 0, "deleted": 0, "renamed": 0, "commits": 0, "errors": 0}
+        self._lock = threading.RLock()
+        self.wdb = None
+        self.tables = None
+        try:
+            self.keyword = KeywordIndex(self.cache_dir / "keyword", read_only=read_only)
+        except (OSError, ValueError):
+            if not read_only:
+                raise
+            self.keyword = None          # nothing indexed yet and not ours to create
+        if not read_only:
+            row = db.execute("PRAGMA database_list").fetchone()
+            self.wdb = open_db(Path(row[2]))
+            # the link indexes are keyed by name, so inserts land all over the
+            # b-trees: a bigger page cache keeps a whole-vault pass off the disk
+            self.wdb.execute("PRAGMA cache_size = -65536")
+            self.wdb.execute("PRAGMA temp_store = MEMORY")
+            self.tables = PageTables(self.wdb)
+            self._check_keyword()
+
+    # -- keeping the keyword index in step with the tables ----------------------
+
+    def _check_keyword(self) -> None:
+        """Rebuild the keyword index from the tables when it is missing, stale or torn."""
+        chunks = self.wdb.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        dirty = self.tables.meta("keyword_dirty") == "1"
+        if not (self.keyword.fresh or dirty or self.keyword.num_docs() != chunks):
+            return
+        log.info("rebuilding the keyword index from the page tables (%d chunks)", chunks)
+        self.keyword.clear()
+        pages = self.wdb.execute("SELECT id, slug, title, tags, type, visibility FROM pages").fetchall()
+        aliases: dict[int, list[str]] = {}
+        for alias, pid in self.wdb.execute("SELECT alias, page_id FROM aliases"):
+            aliases.setdefault(pid, []).append(alias)
+        by_page: dict[int, list] = {}
+        for cid, pid, heading, text in self.wdb.execute("SELECT id, page_id, heading, text FROM chunks ORDER BY page_id, ord"):
+            by_page.setdefault(pid, []).append((cid, heading, text))
+        for p in pages:
+            self.keyword.add_page(p["id"], slug=p["slug"], title=p["title"], aliases=aliases.get(p["id"], []),
+                                  tags=json.loads(p["tags"] or "[]"), ptype=p["type"], visibility=p["visibility"],
+                                  chunks=by_page.get(p["id"], []))
+        self.keyword.commit()
+        self.wdb.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('keyword_dirty', '0')")
+
+    # -- the one way in -----------------------------------------------------------
+
+    def reconcile(self, progress: Callable[[int, int], None] | None = None) -> dict:
+        """Bring the tables in line with the whole vault (start-up, `brain index`)."""
+        return self.apply(full=True, progress=progress)
+
+    def apply(self, paths: Iterable[str] = (), dirs: Iterable[str] = (), moves: Iterable[tuple[str, str]] = (),
+              *, full: bool = False, progress: Callable[[int, int], None] | None = None) -> dict:
+        """Re-read the given paths (and folders) from disk and index what changed."""
+        if self.read_only:
+            raise PageWriteError("read_only", "another brain process owns this vault's index.",
+                                 "Send the request to the running daemon (drop --no-daemon).")
+        with self._lock:
+            paths, dirs, moves = set(paths), set(dirs), list(moves)
+            if IGNORE_FILE in paths or full:
+                self.rules = IgnoreRules.load(self.vault)
+                if IGNORE_FILE in paths:
+                    full = True
+            try:
+                present, gone, rows, problems = self._disk_state(paths, dirs, moves, full)
+                report = self._apply(present, gone, rows, moves, problems, full, dirs, progress)
+            except BaseException:
+                # leave no half batch behind: the next apply starts clean
+                self.tables.rollback()
+                self.keyword.rollback()
+                raise
+            self.last_report = report
+            return report
+
+    def upsert(self, rel: str) -> dict:
+        """Index one file (vault-relative path) as it is on disk now."""
+        return self.apply([rel])
+
+    def delete(self, rel: str) -> dict:
+        """Forget a page whose file is gone (a file that still exists is re-indexed instead)."""
+        return self.apply([rel])
+
+    def rename(self, old_rel: str, new_rel: str) -> dict:
+        """A file moved: the page keeps its id, and links follow the new name."""
+        return self.apply([old_rel, new_rel], moves=[(old_rel, new_rel)])
+
+    def _disk_state(self, paths, dirs, moves, full):
+        t = self.tables
+        present: dict[str, FileStat] = {}
+        gone: set[str] = set()
+        scan_problems: list[tuple[str, list[Problem]]] = []
+        if full:
+            res = scan_vault(self.vault, rules=self.rules)
+            rows = t.manifest()
+            present = res.files
+            gone = set(rows) - set(present)
+            scan_problems.append(("", res.problems))
+            stale = {r[0] for r in t.db.execute("SELECT DISTINCT path FROM problems")} - set(present)
+            return present, gone, rows, (scan_problems, [(p, None) for p in stale])
+        candidates = set(paths)
+        for src, dst in moves:
+            candidates.update((src, dst))
+        for d in dirs:
+            d = d.strip("/")
+            if not d:
+                continue
+            res = scan_vault(self.vault, under=d, rules=self.rules)
+            present.update(res.files)
+            scan_problems.append((d, res.problems))
+            candidates.update(r[0] for r in t.db.execute(
+                "SELECT path FROM pages WHERE path >= ? AND path < ?", (d + "/", d + "/\uffff")))
+        file_problems: list[tuple[str, Problem | None]] = []
+        for rel in candidates:
+            if rel in present:
+                continue
+            kind = classify(rel, self.rules)
+            st = stat_page(self.vault, rel) if kind != "ignored" else None
+            if kind == "page" and st is not None:
+                present[rel] = st
+                continue
+            gone.add(rel)
+            conflict = kind == "conflict" and st is not None
+            file_problems.append((rel, Problem(rel, "conflict_copy", CONFLICT_FIX) if conflict else None))
+        rows = {}
+        for part in _parts(list(set(present) | gone)):
+            for r in t.db.execute(f"SELECT id, path, slug, tail, mtime_ns, size, content_hash FROM pages "
+                                  f"WHERE path IN ({','.join('?' * len(part))})", part):
+                rows[r["path"]] = r
+        return present, gone, rows, (scan_problems, file_problems)
+
+    def _apply(self, present, gone, rows, moves, problems, full, dirs, progress) -> dict:
+        t = self.tables
+        gone_rows = {rel: rows[rel] for rel in gone if rel in rows}
+        reads: dict[str, tuple] = {}
+        pairs = self._pair_renames(present, gone_rows, rows, moves, reads)
+        report = {"pages": len(present), "parsed": 0, "unchanged": 0, "deleted": 0, "renamed": len(pairs), "skipped": 0}
+        self._begin()
+        scan_problems, file_problems = problems
+        for d, probs in scan_problems:
+            t.replace_scan_problems(probs, d)
+        walked = scan_kinds_paths(scan_problems)
+        for rel, problem in file_problems:
+            if rel in walked:
+                continue
+            t.clear_problems(rel)
+            if problem is not None:
+                t.add_problem(problem)
+        for rel, row in gone_rows.items():
+            self._delete_row(row)
+            report["deleted"] += 1
+        self._colliders_freed(gone_rows.values(), present)
+        work = sorted(present)
+        total = len(work)
+        done_in_batch = 0
+        for i, rel in enumerate(work):
+            try:
+                outcome = self._index_file(rel, present[rel], pairs.get(rel) or rows.get(rel), reads.pop(rel, None))
+            except Exception as e:  # one bad file never stops the batch
+                log.exception("indexing %s failed", rel)
+                self.stats["errors"] += 1
+                t.clear_problems(rel)
+                t.add_problem(Problem(rel, "index_error", f"could not be indexed: {type(e).__name__}: {e}"))
+                outcome = "skipped"
+            report[outcome] = report.get(outcome, 0) + 1
+            if outcome != "unchanged":
+                done_in_batch += 1
+            if done_in_batch >= (FULL_BATCH_PAGES if full else BATCH_PAGES):
+                # a big run resolves links once at the end: each batch would
+                # otherwise re-resolve every earlier link to its new pages
+                self._finish(resolve=False)
+                self._begin(keep_links=True)
+                done_in_batch = 0
+            if progress is not None and (i % 50 == 0 or i + 1 == total):
+                progress(i + 1, total)
+        self._finish()
+        if progress is not None and total == 0:
+            progress(0, 0)
+        return report
+
+    def _pair_renames(self, present, gone_rows, rows, moves, reads) -> dict:
+        """New file → the row of the page it was moved from (watcher moves first, then same bytes)."""
+        pairs: dict[str, sqlite3.Row] = {}
+        new_files = [rel for rel in present if rel not in rows]
+        if not gone_rows or not new_files:
+            return pairs
+        for src, dst in moves:
+            if src in gone_rows and dst in present and dst not in rows and dst not in pairs:
+                pairs[dst] = gone_rows.pop(src)
+        by_hash = {row["content_hash"]: src for src, row in gone_rows.items() if row["content_hash"]}
+        for rel in new_files:
+            if not by_hash:
+                break
+            if rel in pairs:
+                continue
+            got = read_page(self.vault, rel, present[rel].size)
+            reads[rel] = got
+            if got[0] is not None:
+                src = by_hash.pop(hashlib.sha256(got[0]).hexdigest(), None)
+                if src is not None:
+                    pairs[rel] = gone_rows.pop(src)
+        return pairs
+
+    def _index_file(self, rel: str, st: FileStat, row, read) -> str:
+        t = self.tables
+        renamed = row is not None and row["path"] != rel
+        if row is not None and not renamed and row["mtime_ns"] == st.mtime_ns and row["size"] == st.size:
+            return "unchanged"
+        raw, text, problem = read if read is not None else read_page(self.vault, rel, st.size)
+        t.clear_problems(rel)
+        if problem is not None:
+            t.add_problem(problem)
+        if text is None:  # gone since the stat, binary, or too large
+            if row is not None:
+                self._delete_row(row)
+            return "skipped"
+        h = hashlib.sha256(raw).hexdigest()
+        if row is not None and not renamed and row["content_hash"] == h:
+            t.touch(row["id"], FileStat(rel, st.mtime_ns, st.size))
+            self.stats["touched"] += 1
+            return "unchanged"
+        page = parse_page(rel, text)
+        owner = t.by_slug(page.slug)
+        if owner is not None and (row is None or owner["id"] != row["id"]):
+            t.add_problem(Problem(rel, "slug_collision", f"has the same slug {page.slug!r} as {owner['path']}, which is "
+                                                         "indexed; this file is not — rename one of them"))
+            t.add_problem(Problem(owner["path"], "slug_collision", f"{rel} has the same slug {page.slug!r} and is "
+                                                                    "not indexed; rename one of them"))
+            if renamed:
+                self._delete_row(row)
+            return "skipped"
+        if page.frontmatter_error:
+            t.add_problem(Problem(rel, "bad_frontmatter", f"{page.frontmatter_error}; the page is indexed without "
+                                                          "its frontmatter until the YAML is fixed"))
+        pid, added, removed, all_rows = t.upsert(page, st, h, row)
+        if row is None or row["slug"] != page.slug:
+            self._tails.add(page.tail)
+            if row is not None:
+                self._tails.add(row["tail"])
+        if renamed:
+            self.stats["renamed"] += 1
+        self._from_ids.add(pid)
+        if row is not None:
+            self.keyword.delete_page(pid)
+        self.keyword.add_page(pid, slug=page.slug, title=page.title, aliases=page.aliases, tags=page.tags,
+                              ptype=page.type, visibility=page.visibility,
+                              chunks=[(r["id"], r["heading"], r["text"]) for r in all_rows])
+        self._added.extend(added)
+        self._removed.extend(removed)
+        self.stats["parsed"] += 1
+        return "parsed"
+
+    def _delete_row(self, row) -> None:
+        self._removed.extend(self.tables.delete(row["id"]))
+        self.tables.clear_problems(row["path"])
+        self.keyword.delete_page(row["id"])
+        self._tails.add(row["tail"])
+        self.stats["deleted"] += 1
+
+    def _colliders_freed(self, deleted_rows, present) -> None:
+        """A file skipped for sharing a deleted page's slug can now be indexed."""
+        slugs = {r["slug"] for r in deleted_rows}
+        if not slugs:
+            return
+        for (path,) in self.tables.db.execute("SELECT DISTINCT path FROM problems WHERE kind = 'slug_collision'").fetchall():
+            if path not in present and path_to_slug(path) in slugs:
+                st = stat_page(self.vault, path)
+                if st is not None:
+                    present[path] = st
+
+    def _begin(self, keep_links: bool = False) -> None:
+        if not keep_links:
+            self._tails: set[str] = set()
+            self._from_ids: set[int] = set()
+        self._added: list[dict] = []
+        self._removed: list[int] = []
+        self.tables.begin()
+
+    def _finish(self, resolve: bool = True) -> None:
+        t = self.tables
+        try:
+            if resolve:
+                t.resolve_links(self._from_ids, self._tails)
+            self.last_sync = now_iso()
+            t.set_meta("last_sync", self.last_sync)
+            t.set_meta("keyword_dirty", "1")
+            t.commit()
+        except BaseException:
+            t.rollback()
+            self.keyword.rollback()
+            raise
+        self.keyword.commit()
+        self.wdb.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('keyword_dirty', '0')")
+        self.stats["commits"] += 1
+        if self._added or self._removed:
+            for cb in list(self.on_chunks_changed):
+                try:
+                    cb(list(self._added), list(self._removed))
+                except Exception:
+                    log.warning("a chunks-changed listener failed", exc_info=True)
+
+    def search(self, query: str, limit: int, *, remote: bool = True, embedder=None, vectors=None):
+        """(results, degraded reason or None); see search.py."""
+        from .search import search_pages
+
+        return search_pages(self, query, limit, remote=remote, embedder=embedder, vectors=vectors)
+
+    # -- watching, state ------------------------------------------------------------
+
+    def start_watching(self, **kw):
+        """Follow saves live (watchdog; polling when inotify is exhausted)."""
+        if self.read_only or self.sync is not None:
+            return self.sync
+        from .sync import VaultSync
+
+        self.sync = VaultSync(self, **kw)
+        self.sync.start()
+        return self.sync
+
+    @property
+    def pending_events(self) -> int:
+        return self.sync.pending_count() if self.sync else 0
+
+    def status(self) -> dict:
+        q = lambda sql: self.db.execute(sql).fetchone()[0]  # noqa: E731
+        return {
+            "pages": q("SELECT COUNT(*) FROM pages"),
+            "chunks": q("SELECT COUNT(*) FROM chunks"),
+            "links": q("SELECT COUNT(*) FROM links"),
+            "unresolved_links": q("SELECT COUNT(*) FROM links WHERE to_id IS NULL"),
+            "problems": q("SELECT COUNT(*) FROM problems"),
+            "last_sync": self.last_sync,
+            "pending_events": self.pending_events,
+            "watching": self.sync.mode if self.sync else None,
+            "read_only": self.read_only,
+        }
+
+    def problems(self) -> list[dict]:
+        return [dict(r) for r in self.db.execute("SELECT path, kind, detail FROM problems ORDER BY kind, path")]
+
+    def unresolved_links(self, limit: int = 50) -> list[dict]:
+        rows = self.db.execute("SELECT p.slug, l.target, l.source FROM links l JOIN pages p ON p.id = l.from_id "
+                               "WHERE l.to_id IS NULL ORDER BY p.slug LIMIT ?", (limit,))
+        return [dict(r) for r in rows]
+
+    def close(self) -> None:
+        if self.sync is not None:
+            self.sync.stop()
+            self.sync = None
+        with self._lock:
+            if self.keyword is not None:
+                self.keyword.close()
+            if self.wdb is not None:
+                self.wdb.close()
+                self.wdb = None
+
+
+def _meta(db, key: str) -> str | None:
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else None
+
+
+def scan_kinds_paths(scan_problems) -> set[str]:
+    return {p.path for _, probs in scan_problems for p in probs}
+
+
+def _parts(seq, n=900):
+    for i in range(0, len(seq), n):
+        yield seq[i:i + n]
+
+
+def file_is_stale(vault: Path, path: str, mtime_ns: int, size: int) -> bool:
+    """True when the file on disk is not the one that was indexed (cheap: one stat)."""
+    st = stat_page(vault, path)
+    return st is None or st.mtime_ns != mtime_ns or st.size != size

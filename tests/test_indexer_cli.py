@@ -1,0 +1,48 @@
+"""`brain index`, `brain rebuild`, `brain status`, `brain doctor index` in-process."""
+
+import json
+
+import pytest
+from indexer_fixtures import write
+from typer.testing import CliRunner
+
+
+@pytest.fixture
+def cli(vault, monkeypatch):
+    from brain.cli.app import app
+
+    monkeypatch.setenv("BRAIN_VAULT", str(vault))
+    runner = CliRunner()
+    return lambda *args: runner.invoke(app, list(args))
+
+
+def test_index_status_and_doctor(cli, vault):
+    write(vault, "people/alice.md", "---\ntitle: [broken\n---\nAlice links [[nowhere]].\n")
+    write(vault, "people/alice (conflicted copy 2026-01-01).md", "copy")
+    res = cli("index", "--json")
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.output)
+    assert report["pages"] == 1 and report["parsed"] == 1
+    res = cli("index", "--json")
+    assert json.loads(res.output)["parsed"] == 0  # nothing changed since
+    res = cli("status", "--json")
+    body = json.loads(res.output)
+    assert body["pages"] == 1 and body["daemon"] is False and body["last_sync"]
+    res = cli("doctor", "index")
+    assert "conflicted copy" in res.output and "invalid YAML" in res.output and "[[nowhere]]" in res.output
+
+
+def test_rebuild_keeps_fact_ids_and_pages(cli, vault):
+    from brain.cli import backend
+
+    write(vault, "people/bob.md", "Bob the builder.")
+    body, err = backend.call("remember", {"fact": "Bob likes tea", "provenance": "test", "entity": "people/bob"},
+                             no_daemon=True)
+    assert not err
+    fid = int(body["id"])
+    res = cli("rebuild", "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["pages"] == 1
+    body, err = backend.call("recall", {"entity": "people/bob", "query": "builder"}, no_daemon=True)
+    assert not err and [f["id"] for f in body["facts"]] == [fid]
+    assert [r["slug"] for r in body["results"]] == ["people/bob"]
