@@ -45,6 +45,7 @@ CREATE TABLE IF NOT EXISTS facts (
 );
 CREATE INDEX IF NOT EXISTS facts_entity ON facts(entity_slug, valid_from DESC, id DESC);
 CREATE INDEX IF NOT EXISTS facts_created ON facts(created_at DESC, id DESC);
+CREATE INDEX IF NOT EXISTS facts_valid_from ON facts(valid_from DESC, id DESC);
 CREATE INDEX IF NOT EXISTS facts_session ON facts(source_session, created_at DESC);
 CREATE INDEX IF NOT EXISTS facts_superseded ON facts(superseded_by) WHERE superseded_by IS NOT NULL;
 CREATE TABLE IF NOT EXISTS fact_vectors (

@@ -101,6 +101,11 @@ MIGRATIONS: list[str] = [
     DROP INDEX links_target;
     CREATE INDEX problems_kind ON problems(kind);
     """,
+    # 3: backlink counts for a hub page (thousands of incoming links) read
+    # only this index instead of every link row
+    """
+    CREATE INDEX links_to_cover ON links(to_id, source, from_id);
+    """,
 ]
 
 

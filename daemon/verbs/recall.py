@@ -73,10 +73,10 @@ def facts_arm(engine, args: dict, caller: Caller, limit: int) -> list:
         ts = parse_since_lenient(since)
         if ts is None:
             return []  # unparseable since: an empty arm, not an error
-        return facts.query(["COALESCE(valid_from, created_at) >= ?"], [iso(ts)],
-                           "COALESCE(valid_from, created_at) DESC, id DESC", limit,
+        return facts.query(["valid_from >= ?"], [iso(ts)], "valid_from DESC, id DESC", limit,
                            active_only=active_only, world_only=world_only)
-    return facts.query([], [], "COALESCE(valid_from, created_at) DESC, id DESC", limit,
+    # valid_from is never null in this store, so the ordering can use its index
+    return facts.query([], [], "valid_from DESC, id DESC", limit,
                        active_only=active_only, world_only=world_only)
 
 
