@@ -13,7 +13,6 @@ from pathlib import Path
 DEFAULTS: dict[str, object] = {
     "vault": None,
     "mcp_surface": "full",
-    "mcp.strict_params": "warn",
     "llm.provider": None,
     "llm.model": None,
     "llm.base_url": None,
