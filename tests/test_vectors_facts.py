@@ -1,0 +1,146 @@
+"""remember's similarity dedup and supersession (PROTOCOL_NOTES §3.2) with the real model."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from conftest import call
+
+from brain.daemon.engine import Engine
+from vectors_fixtures import minilm  # noqa: F401  (fixture)
+
+pytestmark = pytest.mark.model
+
+
+@pytest.fixture
+def model_engine(vault, places, minilm):
+    e = Engine(vault, places, {}, writer="test")
+    e.load_models(background=False, embedder=minilm)
+    yield e
+    e.close()
+
+
+def remember(engine, caller, fact, entity="Alice", kind=None):
+    args = {"fact": fact, "provenance": "test chat"}
+    if entity:
+        args["entity"] = entity
+    if kind:
+        args["kind"] = kind
+    body, err = call(engine, "remember", args, caller)
+    assert not err, body
+    return body
+
+
+def test_near_duplicate_same_kind_supersedes(model_engine, local):
+    first = remember(model_engine, local, "Alice's phone number is 555-0100")
+    assert first["status"] == "inserted" and "degraded_dedup" not in first
+    second = remember(model_engine, local, "Alice's phone number is 555-0199")
+    assert second["status"] == "superseded"
+    assert second["id"] != first["id"]
+    assert second["status_text"] == f"updated — fact #{second['id']} supersedes the previous version"
+    old = model_engine.facts.get(int(first["id"]))
+    assert old["expired_at"] is not None and old["superseded_by"] == int(second["id"])
+    body, _ = call(model_engine, "recall", {"supersessions": True}, local)
+    assert [f["id"] for f in body["facts"]] == [int(first["id"])]
+    body, _ = call(model_engine, "recall", {"entity": "Alice"}, local)
+    assert [f["fact"] for f in body["facts"]] == ["Alice's phone number is 555-0199"]
+
+
+def test_near_duplicate_of_another_kind_is_a_duplicate(model_engine, local):
+    first = remember(model_engine, local, "Alice prefers morning meetings", kind="preference")
+    again = remember(model_engine, local, "Alice prefers meetings in the morning", kind="fact")
+    assert again["status"] == "duplicate"
+    assert again["id"] == first["id"]
+    assert model_engine.facts.counts()["facts"] == 1  # nothing written
+
+
+def test_same_text_is_a_duplicate(model_engine, local):
+    first = remember(model_engine, local, "Alice prefers morning meetings")
+    again = remember(model_engine, local, "alice  prefers MORNING meetings")
+    assert again["status"] == "duplicate" and again["id"] == first["id"]
+
+
+def test_related_but_different_claims_both_insert(model_engine, local):
+    a = remember(model_engine, local, "Alice lives in Berlin")
+    b = remember(model_engine, local, "Alice is allergic to peanuts")
+    c = remember(model_engine, local, "Alice lives in Munich")  # cosine ~0.85 with Berlin: below 0.95
+    assert [a["status"], b["status"], c["status"]] == ["inserted"] * 3
+    assert model_engine.facts.counts()["active_facts"] == 3
+
+
+def test_no_entity_is_never_deduped(model_engine, local):
+    a = remember(model_engine, local, "The office wifi password is hunter2", entity=None)
+    b = remember(model_engine, local, "The office wifi password is hunter3", entity=None)
+    assert (a["status"], b["status"]) == ("inserted", "inserted")
+    assert "degraded_dedup" not in b
+    assert model_engine.fact_vectors.count() == 0  # only entity facts are ever compared
+
+
+def test_other_entities_are_not_candidates(model_engine, local):
+    remember(model_engine, local, "Alice's phone number is 555-0100")
+    other = remember(model_engine, local, "Bob's phone number is 555-0100", entity="Bob")
+    assert other["status"] == "inserted"
+
+
+def test_facts_saved_while_loading_are_embedded_when_ready(vault, places, minilm, local):
+    e = Engine(vault, places, {}, writer="test")
+    try:
+        gate = threading.Event()
+        loader = e.load_models(background=True, start_after=gate, embedder=minilm)
+        early = remember(e, local, "Alice's phone number is 555-0100")
+        assert early["degraded_dedup"] is True  # the model is not there yet: §3.2's flag
+        assert loader.state in ("idle", "loading")
+        gate.set()
+        loader.join(timeout=60)
+        assert loader.state == "ready" and e.vectors.ready
+        assert e.fact_vectors.count() == 1  # the backfill embedded the early fact
+        later = remember(e, local, "Alice's phone number is 555-0199")
+        assert later["status"] == "superseded" and "degraded_dedup" not in later
+    finally:
+        e.close()
+
+
+def test_rebuilt_facts_cache_gets_its_vectors_back(vault, places, minilm, local):
+    e = Engine(vault, places, {}, writer="test")
+    e.load_models(background=False, embedder=minilm)
+    first = remember(e, local, "Alice's phone number is 555-0100")
+    remember(e, local, "Alice lives in Berlin")
+    remember(e, local, "Unattached note", entity=None)
+    db_path = e.facts.db_path
+    e.close()
+    for suffix in ("", "-wal", "-shm"):  # the cache is disposable: drop it whole
+        db_path.with_name(db_path.name + suffix).unlink(missing_ok=True)
+
+    e = Engine(vault, places, {}, writer="test")
+    try:
+        assert e.facts.counts()["facts"] == 3  # same facts, same ids, from the log
+        texts = minilm.texts
+        e.load_models(background=False, embedder=minilm)
+        assert e.fact_vectors.count() == 2
+        assert minilm.texts - texts == 2
+        again = remember(e, local, "Alice's phone number is 555-0199")
+        assert again["status"] == "superseded"
+        assert e.facts.get(int(first["id"]))["superseded_by"] == int(again["id"])
+    finally:
+        e.close()
+
+
+def test_vectors_from_another_model_are_not_trusted(model_engine, local):
+    first = remember(model_engine, local, "Alice's phone number is 555-0100")
+    with model_engine.facts.lock:  # as if written by an older model
+        model_engine.facts.db.execute("UPDATE fact_vectors SET model='old-model 0', vec=zeroblob(1536)")
+    second = remember(model_engine, local, "Alice's phone number is 555-0199")
+    assert second["status"] == "superseded"  # a zero vector would have scored 0 and inserted
+    assert model_engine.facts.get(int(first["id"]))["superseded_by"] == int(second["id"])
+
+
+def test_embeddings_disabled_keeps_dedup_degraded(vault, places, local):
+    e = Engine(vault, places, {"embeddings.enabled": False}, writer="test")
+    try:
+        loader = e.load_models(background=True)
+        assert loader.state == "disabled" and e.embedder is None
+        body = remember(e, local, "Alice's phone number is 555-0100")
+        assert body["degraded_dedup"] is True
+    finally:
+        e.close()
