@@ -28,13 +28,13 @@ def _run(verb: str, args: dict, no_daemon: bool) -> dict:
     return body
 
 
-def _wait_until_indexed(no_daemon: bool, timeout_s: float = 60.0) -> dict | None:
-    """Poll the status tool until the first index pass has finished."""
+def _wait_for(no_daemon: bool, key: str, timeout_s: float) -> dict | None:
+    """Poll the status tool until `key` is true (or the time is up)."""
     deadline = time.monotonic() + timeout_s
     body = None
     while time.monotonic() < deadline:
         body, is_error = backend.call("status", {}, no_daemon=no_daemon)
-        if not is_error and body.get("index_ready", True):
+        if not is_error and (body.get(key) or body.get("model_state") in ("failed", "disabled")):
             return body
         time.sleep(0.3)
     return body
@@ -63,10 +63,18 @@ def register(app: typer.Typer) -> None:
 
         _step("brain status")
         t0 = time.monotonic()
-        status = _wait_until_indexed(no_daemon)
+        status = _wait_for(no_daemon, "index_ready", 60)
         if status:
             counts = {k: status[k] for k in ("pages", "chunks", "facts") if k in status}
             typer.echo(f"indexed {counts} in {time.monotonic() - t0:.1f}s")
+        if not no_daemon:
+            typer.echo("loading the embedding model and embedding the pages (keyword search answers meanwhile)…")
+            status = _wait_for(no_daemon, "vectors_ready", 180)
+            if status and status.get("vectors_ready"):
+                typer.echo(f"semantic search ready: {status.get('vectors', 0)} chunk vectors after "
+                           f"{time.monotonic() - t0:.1f}s")
+            elif status:
+                typer.echo(f"semantic search not ready ({status.get('model_state')}); continuing keyword-only")
 
         _step('brain remember "I prefer dark mode in every editor" --provenance demo --entity people/me')
         _run("remember", {"fact": "I prefer dark mode in every editor", "provenance": "demo", "entity": "people/me"}, no_daemon)

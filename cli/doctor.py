@@ -52,7 +52,7 @@ _MARK = {"ok": "✓", "warn": "!", "fail": "✗"}
 
 def register(app: typer.Typer) -> None:
     @app.command("doctor")
-    def doctor(area: str = typer.Argument(None, help=f"Run one area only."),
+    def doctor(area: str = typer.Argument(None, help="Run one area only."),
                json_out: bool = typer.Option(False, "--json", help="print the rows as JSON")):
         """Check the config, vault, daemon, indexes, model and integrations; each problem names its fix."""
         import json

@@ -30,8 +30,8 @@ def _vault(p, cfg):
         raise typer.Exit(1)
 
 
-def _progress():
-    """A rich progress bar with pages/s; returns (context manager, callback)."""
+def _progress(label: str = "indexing", unit: str = "pages"):
+    """A rich progress bar with a rate; returns (context manager, callback)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
     from rich.text import Text
 
@@ -39,9 +39,9 @@ def _progress():
         def render(self, task):
             elapsed = task.elapsed or 0
             rate = task.completed / elapsed if elapsed > 0 else 0
-            return Text(f"{rate:,.0f} pages/s")
+            return Text(f"{rate:,.0f} {unit}/s")
 
-    bar = Progress(TextColumn("indexing"), BarColumn(), MofNCompleteColumn(), PagesPerSecond(), TimeElapsedColumn(),
+    bar = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), PagesPerSecond(), TimeElapsedColumn(),
                    transient=False)
     task = bar.add_task("index", total=None)
 
@@ -63,7 +63,7 @@ def _writer_engine(p, cfg, vault, kind: str):
         raise typer.Exit(1)
 
 
-def _index_in_foreground(engine, quiet: bool) -> dict:
+def _index_in_foreground(engine, quiet: bool, vectors: bool = False) -> dict:
     started = time.monotonic()
     if quiet:
         engine.attach_index()
@@ -74,6 +74,19 @@ def _index_in_foreground(engine, quiet: bool) -> dict:
     report = dict(engine.index.last_report or {})
     report["seconds"] = round(time.monotonic() - started, 2)
     report["pages_per_s"] = round(report.get("parsed", 0) / report["seconds"]) if report["seconds"] else None
+    if vectors and engine.setting("embeddings.enabled"):
+        # only chunks whose text has no vector yet are embedded: re-runs cost nothing
+        v_started = time.monotonic()
+        if quiet:
+            engine.load_models(background=False)
+        else:
+            bar, update = _progress("embedding", "chunks")
+            with bar:
+                engine.load_models(background=False, progress=update)
+        stats = engine.vectors.stats() if engine.vectors is not None else {}
+        report["vectors"] = stats.get("vectors", 0)
+        report["embedded"] = stats.get("embedded", 0)
+        report["vector_seconds"] = round(time.monotonic() - v_started, 2)
     return report
 
 
@@ -87,6 +100,9 @@ def _print_report(engine, report: dict, json_out: bool) -> None:
     typer.echo(f"  parsed {report.get('parsed', 0)}, unchanged {report.get('unchanged', 0)}, "
                f"removed {report.get('deleted', 0)}, renamed {report.get('renamed', 0)}, "
                f"skipped {report.get('skipped', 0)}")
+    if "vectors" in report:
+        typer.echo(f"  {report['vectors']} chunk vectors ({report['embedded']} embedded now) "
+                   f"in {report['vector_seconds']}s")
     if status["problems"]:
         typer.echo(f"  {status['problems']} problems: `brain doctor index` lists them with fixes")
 
@@ -95,14 +111,16 @@ def register(app: typer.Typer) -> None:
     @app.command("index")
     def index_cmd(json_out: bool = typer.Option(False, "--json", help="print the report as JSON"),
                   watch: bool = typer.Option(False, "--watch", help="keep following saves until Ctrl-C"),
-                  quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar")):
+                  quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+                  vectors: bool = typer.Option(True, "--vectors/--keyword-only",
+                                               help="also embed new chunks for semantic search (the slow part)")):
         """Index the vault now, in the foreground (only what changed since the last run)."""
         p = backend.places()
         cfg = backend.load_config(p)
         vault = _vault(p, cfg)
         engine = _writer_engine(p, cfg, vault, "index")
         try:
-            report = _index_in_foreground(engine, quiet or json_out)
+            report = _index_in_foreground(engine, quiet or json_out, vectors=vectors)
             _print_report(engine, report, json_out)
             if watch:
                 sync = engine.index.start_watching()

@@ -11,12 +11,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import os
 import re
 import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..indexer.atomic_files import write_atomic
 
 TOKEN_PREFIX = "brain_"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -56,16 +57,8 @@ def _load(places) -> list[dict]:
 
 
 def _save(places, rows: list[dict]) -> None:
-    path = tokens_file(places)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, (json.dumps({"tokens": rows}, indent=2) + "\n").encode())
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+    # only hashes are stored, but the file still says which tokens exist: 0600
+    write_atomic(tokens_file(places), (json.dumps({"tokens": rows}, indent=2) + "\n").encode(), mode=0o600)
 
 
 def create_token(places, name: str, *, can_write: bool) -> str:

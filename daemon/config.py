@@ -6,7 +6,6 @@ flat set of TOML tables written atomically.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 # documented settings and their defaults; `brain config set` refuses others
@@ -80,19 +79,9 @@ def dumps(cfg: dict) -> str:
 
 
 def save(path: Path, cfg: dict) -> None:
-    import tempfile
+    from ..indexer.atomic_files import write_atomic
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".config-", suffix=".toml")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(dumps(cfg))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, dumps(cfg).encode("utf-8"), mode=0o600)
 
 
 def coerce(key: str, raw: str):

@@ -29,6 +29,8 @@ import threading
 import time
 from pathlib import Path
 
+from ..indexer.atomic_files import write_atomic
+
 from .. import __version__
 from . import config as config_mod
 from .places import Places
@@ -45,16 +47,6 @@ EXIT_FAILED = 1
 # how long SIGTERM waits for calls in flight
 DRAIN_S = 10.0
 
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, text.encode())
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
 
 
 def setup_logging(path: Path, *, to_stderr: bool) -> None:
@@ -238,11 +230,11 @@ def _run_with_engine(places: Places, vault: Path, cfg: dict, engine, warmup: War
         if sock_path.exists() or sock_path.is_symlink():
             sock_path.unlink()
         # the pid file first: whoever reaches the socket can find its owner
-        _write_atomic(pid_path(places, vault), json.dumps({
+        write_atomic(pid_path(places, vault), mode=0o600, data=json.dumps({
             "pid": os.getpid(), "vault": str(vault), "socket": str(sock_path),
             "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "version": __version__,
             "log": str(log_path(places, vault)),
-        }))
+        }).encode())
         try:
             listener = await anyio.create_unix_listener(sock_path, mode=0o600)
         except OSError as e:

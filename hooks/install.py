@@ -23,10 +23,11 @@ import os
 import shlex
 import shutil
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..indexer.atomic_files import write_atomic as atomic_write
 
 from . import InstallError
 from . import json_splice as js
@@ -333,31 +334,6 @@ def diff(change: Change) -> str:
     return out
 
 
-def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
-    """Write via a temp file in the same folder, fsync, rename, fsync the folder."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if mode is None:
-        try:
-            mode = path.stat().st_mode & 0o777
-        except FileNotFoundError:
-            mode = 0o600
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix="." + path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fchmod(f.fileno(), mode)
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    dfd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
-
 
 def backup(path: Path, text: str) -> Path:
     """Copy the file's current bytes to `<name>.bak-<timestamp>`."""
@@ -379,6 +355,7 @@ def apply(changes: list[Change]) -> list[str]:
         if ch.new is None:
             ch.path.unlink()
         else:
-            atomic_write(ch.path, ch.new.encode("utf-8"))
+            # a settings file we create may later hold secrets: owner-only
+            atomic_write(ch.path, ch.new.encode("utf-8"), None if ch.path.exists() else 0o600)
         done.append(ch.note + (f" (backup: {saved})" if saved else ""))
     return done

@@ -7,10 +7,10 @@ file in the same folder, are fsync'd, and replace the page in one rename.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import tempfile
 from pathlib import Path
+
+from .atomic_files import write_atomic as atomic_write  # noqa: F401  (page_ops uses this name)
 
 from .scan import MAX_PAGE_BYTES
 from .slugs import path_to_slug
@@ -85,30 +85,3 @@ def read_bytes(path: Path) -> bytes | None:
         return None
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` in one rename; the old bytes survive any crash before it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = os.stat(path).st_mode & 0o7777
-    except FileNotFoundError:
-        mode = 0o644
-    # a dot-name: the vault watcher and scanner never treat the temp file as a page
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    try:  # make the rename itself durable
-        dfd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    except OSError:
-        pass

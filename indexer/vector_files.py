@@ -13,9 +13,10 @@ from __future__ import annotations
 import json
 import logging
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .atomic_files import write_atomic
 
 import hnswlib
 
@@ -88,7 +89,7 @@ def save(directory: Path, stored: Stored, model_id: str, dim: int) -> int:
         "ef_construction": stored.ef_construction, "generation": gen, "index_file": graph.name,
         "max_elements": stored.index.get_max_elements(), "labels": stored.labels, "deleted": sorted(stored.deleted),
     }
-    _atomic_write(directory / SIDECAR, json.dumps(meta, separators=(",", ":")).encode())
+    write_atomic(directory / SIDECAR, json.dumps(meta, separators=(",", ":")).encode())
     _fsync_dir(directory)
     remove(directory, keep=graph.name)
     return gen
@@ -102,18 +103,6 @@ def remove(directory: Path, keep: str | None = None) -> None:
     if keep is None:
         (directory / SIDECAR).unlink(missing_ok=True)
 
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix="." + path.name + "-")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -37,9 +37,13 @@ def status(engine, args: dict, caller: Caller) -> dict:
         "last_sync": getattr(index, "last_sync", None),
         "pending_events": getattr(index, "pending_events", 0),
         "model": getattr(embedder, "model_id", None),
-        "model_state": getattr(engine, "model_state", "loaded" if embedder is not None else "not loaded"),
+        "model_state": engine.models.status()["state"] if engine.models is not None else "not loaded",
         "vectors_ready": bool(vectors is not None and getattr(vectors, "ready", False)),
     }
+    if vectors is not None:
+        stats = vectors.stats()
+        body["vectors"] = stats.get("vectors", 0)
+        body["vectors_pending"] = stats.get("pending", 0)
     if caller.remote:
         # remote callers learn counts, not where the user's files are
         body.pop("vault")

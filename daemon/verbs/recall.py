@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as _dt
 
 from ..protocol import PROTOCOL_VERSION, Caller, budget_of, estimate_tokens, iso, pack_greedy
 from ..timeparse import parse_since_lenient
