@@ -44,6 +44,9 @@ def call(verb: str, args: dict, *, no_daemon: bool = False) -> tuple[dict, bool]
     p = places()
     cfg = load_config(p)
     vault = vault_path(p, cfg)
+    if not vault.is_dir():  # never create the folder a typo names
+        raise NoVault(f"the vault {vault} is not a folder.\nfix: run `brain init PATH` with your notes folder "
+                      "(or point BRAIN_VAULT at it).")
     if not no_daemon:
         try:
             from ..daemon.client import call_daemon  # the socket lane, when the daemon exists

@@ -64,7 +64,12 @@ def serve_main(argv: list[str]) -> int:
         from ..daemon.http_server import run_http
 
         host = ns.host or config_mod.get(cfg, "http.host") or DEFAULT_HTTP_HOST
-        port = ns.port or config_mod.get(cfg, "http.port") or DEFAULT_HTTP_PORT
+        # --port 0 asks the system for a free port: not the same as "unset"
+        port = ns.port if ns.port is not None else (config_mod.get(cfg, "http.port") or DEFAULT_HTTP_PORT)
+        if not isinstance(port, int) or not 0 <= port <= 65535:
+            _err(f"the HTTP port {port!r} is not a port number",
+                 "pass --port with a number in 0-65535 (0 picks a free one), or fix `http.port` in the config")
+            return 2
         return run_http(p, vault, cfg, surface=surface, host=host, port=int(port))
     if ns.no_daemon:
         from ..daemon.server import run_stdio
@@ -146,7 +151,7 @@ def register(app) -> None:
         raise typer.Exit(0 if st["running"] else 3)
 
     @daemon_app.command("logs")
-    def logs(lines: int = typer.Option(50, "-n", "--lines", help="how many lines from the end"),
+    def logs(lines: int = typer.Option(50, "-n", "--lines", min=0, help="how many lines from the end"),
              follow: bool = typer.Option(False, "-f", "--follow", help="keep printing new lines")):
         """Print the end of the daemon's log file."""
         import time
@@ -161,7 +166,7 @@ def register(app) -> None:
             typer.echo(f"no log yet at {path} (the daemon has not run for this vault).")
             raise typer.Exit(0)
         with open(path, encoding="utf-8", errors="replace") as f:
-            for line in f.readlines()[-lines:]:
+            for line in (f.readlines()[-lines:] if lines else f.readlines()[:0]):
                 typer.echo(line.rstrip("\n"))
             while follow:
                 line = f.readline()
@@ -184,7 +189,7 @@ def register(app) -> None:
             argv.append("--http")
         if host:
             argv += ["--host", host]
-        if port:
+        if port is not None:
             argv += ["--port", str(port)]
         if no_daemon:
             argv.append("--no-daemon")

@@ -15,8 +15,8 @@ import typer
 from . import backend, render
 
 
-def _step(title: str) -> None:
-    typer.secho(f"\n$ {title}", fg=typer.colors.CYAN, bold=True)
+def _step(title: str, command: bool = True) -> None:
+    typer.secho(f"\n{'$' if command else '#'} {title}", fg=typer.colors.CYAN, bold=True)
 
 
 def _run(verb: str, args: dict, no_daemon: bool) -> dict:
@@ -40,9 +40,24 @@ def _wait_for(no_daemon: bool, key: str, timeout_s: float) -> dict | None:
     return body
 
 
+def _index_here(p, vault: Path) -> dict:
+    """--no-daemon: index the folder in this process (keyword search), then read the counts."""
+    from ..daemon.dispatch import call_tool
+    from ..daemon.engine import Engine
+    from ..daemon.protocol import Caller
+
+    engine = Engine(vault, p, backend.load_config(p), writer="cli")
+    try:
+        engine.attach_index()  # reconciles the page tables and keyword index with the folder
+        body, _ = call_tool(engine, "status", {}, Caller.local("cli"))
+        return body
+    finally:
+        engine.close()
+
+
 def register(app: typer.Typer) -> None:
     @app.command("demo")
-    def demo(path: Path = typer.Argument(Path("sample_brain"), help="The vault to use (default: sample_brain/)."),
+    def demo(path: Path = typer.Argument(Path("sample_brain"), metavar="PATH", help="The vault to use."),
              no_daemon: bool = typer.Option(False, "--no-daemon", help="run everything in this process")):
         """Register PATH as the vault and show remember → recall, search, an entity card and a context pack."""
         from ..daemon import config as config_mod
@@ -61,11 +76,12 @@ def register(app: typer.Typer) -> None:
         _step(f"brain init {path}")
         typer.echo(f"vault: {vault}")
 
-        _step("brain status")
+        _step(("this process indexes" if no_daemon else "the daemon indexes")
+              + " the folder (`brain status` shows the counts any time)", command=False)
         t0 = time.monotonic()
-        status = _wait_for(no_daemon, "index_ready", 60)
+        status = _index_here(p, vault) if no_daemon else _wait_for(no_daemon, "index_ready", 60)
         if status:
-            counts = {k: status[k] for k in ("pages", "chunks", "facts") if k in status}
+            counts = ", ".join(f"{status[k]} {k}" for k in ("pages", "chunks", "facts") if k in status)
             typer.echo(f"indexed {counts} in {time.monotonic() - t0:.1f}s")
         if not no_daemon:
             typer.echo("loading the embedding model and embedding the pages (keyword search answers meanwhile)…")

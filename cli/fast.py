@@ -114,9 +114,28 @@ def run(argv: list[str]) -> int:
             print(f"error: the arguments are not JSON ({e}).", file=sys.stderr)
             print('fix: pass one JSON object, e.g. brain call recall \'{"entity": "people/me"}\'', file=sys.stderr)
             return 2
+        if not isinstance(arguments, dict):
+            print("error: the arguments must be one JSON object, not a " + type(arguments).__name__ + ".", file=sys.stderr)
+            print('fix: wrap them in braces, e.g. brain call recall \'{"entity": "people/me"}\'', file=sys.stderr)
+            return 2
         verb, args = ns.verb, arguments
     else:
         verb, args = _args_for(ns)
+        budget = getattr(ns, "budget", None)
+        if budget is not None and budget <= 0:
+            print(f"error: --budget {budget} is not a token budget.", file=sys.stderr)
+            print("fix: pass a positive number of tokens, e.g. --budget 500, or leave --budget out for no limit.",
+                  file=sys.stderr)
+            return 2
+        if ns.cmd == "recall" and ns.since:
+            from ..daemon.timeparse import parse_since_lenient
+
+            # the verb answers an unparseable since with no facts (by protocol);
+            # a person typing it deserves to know why
+            if parse_since_lenient(ns.since) is None:
+                print(f"error: --since {ns.since!r} is not a date or a relative time.", file=sys.stderr)
+                print('fix: use a date like 2026-06-12, or "30m", "2d", "8 hours ago".', file=sys.stderr)
+                return 2
     try:
         body, is_error = call(verb, args, no_daemon=ns.no_daemon)
     except NoVault as e:

@@ -116,6 +116,11 @@ def mcp_install(harness: str, scope: str, dry_run: bool) -> int:
         typer.echo(f"  {shlex.join(argv)}")
         typer.echo("or add this to the harness's config by hand:")
         typer.echo(mcp.mcp_config_block(harness, program), nl=False)
+        if exe is None:  # nothing was registered: a script must not take this for success
+            typer.echo(f"error: `{argv[0]}` is not on PATH; brain is not registered with {harness}.", err=True)
+            typer.echo(f"fix: install {argv[0]} (or put it on PATH) and run `brain mcp install {harness}` again, "
+                       "or add the block above to its config by hand.", err=True)
+            return 1
         return 0
     typer.echo(f"$ {shlex.join(argv)}")
     try:
@@ -248,14 +253,14 @@ def register(app: typer.Typer) -> None:
     hooks_app = typer.Typer(help="Install the session-start hook into Claude Code or Codex.", no_args_is_help=True)
 
     @hooks_app.command("install")
-    def install_cmd(harness: str = typer.Argument(..., help=HARNESS_HELP),
+    def install_cmd(harness: str = typer.Argument(..., metavar="HARNESS", help=HARNESS_HELP),
                     project: bool = typer.Option(False, "--project", help="this repository's config, not your user config"),
                     dry_run: bool = typer.Option(False, "--dry-run", help="print the diff; write nothing")):
         """Add `brain hook session-start` to the harness's hooks (idempotent; backs the file up first)."""
         raise typer.Exit(hooks_install(_harness(harness), project, dry_run))
 
     @hooks_app.command("uninstall")
-    def uninstall_cmd(harness: str = typer.Argument(..., help=HARNESS_HELP),
+    def uninstall_cmd(harness: str = typer.Argument(..., metavar="HARNESS", help=HARNESS_HELP),
                       project: bool = typer.Option(False, "--project", help="this repository's config, not your user config"),
                       dry_run: bool = typer.Option(False, "--dry-run", help="print the diff; write nothing")):
         """Remove only our hook (the file's original bytes come back when nothing else changed)."""
@@ -266,7 +271,7 @@ def register(app: typer.Typer) -> None:
     mcp_app = typer.Typer(help="Register brain as an MCP server with a harness.", no_args_is_help=True)
 
     @mcp_app.command("install")
-    def mcp_install_cmd(harness: str = typer.Argument(..., help=HARNESS_HELP),
+    def mcp_install_cmd(harness: str = typer.Argument(..., metavar="HARNESS", help=HARNESS_HELP),
                         scope: str = typer.Option("user", "--scope", help="claude only: user, project or local"),
                         dry_run: bool = typer.Option(False, "--dry-run", help="print the command; run nothing")):
         """Register `brain serve --surface verbs` (runs `claude mcp add` / `codex mcp add` when installed)."""

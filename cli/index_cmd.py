@@ -24,10 +24,16 @@ _DAEMON_OWNS = ("the running daemon owns this vault's index (it keeps it up to d
 
 def _vault(p, cfg):
     try:
-        return backend.vault_path(p, cfg)
+        vault = backend.vault_path(p, cfg)
     except backend.NoVault as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(1)
+    if not vault.is_dir():
+        # never create a vault by asking about it: a typo would make an empty one
+        typer.echo(f"error: the vault {vault} is not a folder.", err=True)
+        typer.echo("fix: run `brain init PATH` with your notes folder, or correct BRAIN_VAULT.", err=True)
+        raise typer.Exit(1)
+    return vault
 
 
 def _progress(label: str = "indexing", unit: str = "pages"):

@@ -141,6 +141,10 @@ def register(app) -> None:
         try:
             n = int(days)
         except ValueError:
-            n = 30  # an unparseable window falls back to the default, as the protocol says
+            n = 0
+        if n <= 0:  # an unparseable window falls back to the default, as the protocol says; say so
+            typer.echo(f"note: --days takes a whole number of days above 0, not {days!r}; showing 30 days.",
+                       err=True)
+            n = 30
         p = backend.places()
-        typer.echo(render_stats(p, n if n > 0 else 30, json_out, cfg=backend.load_config(p)))
+        typer.echo(render_stats(p, n, json_out, cfg=backend.load_config(p)))

@@ -60,20 +60,30 @@ def _remember(b: dict) -> None:
         print(f"  valid until {b['valid_until']}")
 
 
+# the protocol's evidence and degradation codes, in words a person reads
+_EVIDENCE = {"alias_hit": "alias match", "exact_title_match": "title match", "high_vector_match": "close in meaning",
+             "keyword_exact": "keyword match", "weak_semantic": "weak match"}
+_DEGRADED = {"keyword_only_no_embedding_provider": "keyword search only: the embedding model is not loaded"}
+
+
 def _recall(b: dict) -> None:
     facts = b.get("facts", [])
-    if not facts and not b.get("results"):
+    results = b.get("results")
+    if results is not None:  # a query: facts are the most recent ones, pages are the matches
+        print(f"recent facts ({len(facts)}):" if facts else "recent facts: none")
+    elif not facts:
         print("no facts found")
     for f in facts:
         print(fact_line(f))
-    results = b.get("results")
     if results is not None:
-        if facts:
-            print()
-        print(f"pages ({len(results)}):" + (f"  [{b['search_degraded']}]" if b.get("search_degraded") else ""))
+        print()
+        degraded = f"  ({_DEGRADED.get(b['search_degraded'], b['search_degraded'])})" if b.get("search_degraded") else ""
+        print((f"pages matching the query ({len(results)}):" if results else "pages matching the query: none")
+              + degraded)
         for r in results:
             stale = "  (changed on disk since indexed)" if r.get("stale") else ""
-            print(f"  {r['slug']}  — {r.get('title') or ''}  [{r.get('evidence')}]{stale}")
+            evidence = _EVIDENCE.get(r.get("evidence"), r.get("evidence"))
+            print(f"  {r['slug']}  — {r.get('title') or ''}  [{evidence}]{stale}")
             chunk = (r.get("chunk") or "").strip().replace("\n", " ")
             if chunk:
                 print(f"      {chunk[:160]}")
@@ -90,9 +100,11 @@ def _forget(b: dict) -> None:
 
 def _entity(b: dict) -> None:
     if not b.get("found"):
-        print("no such entity")
+        print("no such entity" + ("; pages that may be about it:" if b.get("suggestions") else ""))
         for s in b.get("suggestions", []):
-            print(f"  did you mean {s['slug']} ({s['title']})? [{s['create_safety']}]")
+            print(f"  {s['slug']}  — {s['title']}")
+        if not b.get("suggestions"):
+            print("  no page has that slug, title or alias; `brain recall WORDS` searches the pages")
         return
     c = b["card"]
     e = c["entity"]
@@ -115,7 +127,10 @@ def _text_block(b: dict) -> None:
     if b.get("text"):
         print(b["text"])
     elif "pages" in b:
-        print(f"no changes since {b.get('since')}")
+        fresh = age(b.get("since")) == "just now"
+        # a new session's first call only sets its cursor: say so, or it reads like an empty vault
+        print(f"no changes since {b.get('since')}" + (" (the first run of a new --session only marks where "
+                                                      "it starts)" if fresh else ""))
     else:
         print("(nothing to show)")
     if b.get("unresolved"):

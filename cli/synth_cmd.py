@@ -48,7 +48,7 @@ def register(app) -> None:
 
     @app.command("synthesize")
     def synthesize_cmd(
-        question: str = typer.Argument(..., help="The question, in quotes."),
+        question: str = typer.Argument(..., metavar="QUESTION", help="The question, in quotes."),
         since: Optional[str] = typer.Option(None, "--since", help="Only pages/facts dated at or after this ISO date."),
         until: Optional[str] = typer.Option(None, "--until", help="Only pages/facts dated at or before this ISO date."),
         json_out: bool = typer.Option(False, "--json", help="print the exact response envelope"),
@@ -80,6 +80,17 @@ def register(app) -> None:
         raise typer.Exit(1 if is_error else 0)
 
 
+# what to do when llm.provider is set but something it needs is missing
+_LLM_FIXES = {
+    "NO_ANTHROPIC_API_KEY": "export ANTHROPIC_API_KEY in the shell the daemon starts from, then `brain daemon stop` "
+                            "(the next command starts it with the key)",
+    "NO_OPENAI_API_KEY": "export OPENAI_API_KEY (any value for a local server) in the shell the daemon starts "
+                         "from, then `brain daemon stop` (the next command starts it with the key)",
+    "NO_LLM_MODEL": "`brain config set llm.model NAME` with a model that server serves",
+    "LLM_SDK_MISSING": "`pip install -e '.[llm]'` in the brain folder installs the provider SDKs",
+}
+
+
 @check("llm")
 def llm_check(ctx):
     """Which LLM provider synthesize would use, and whether it answers (a free model listing)."""
@@ -87,10 +98,15 @@ def llm_check(ctx):
 
     provider = provider_from_config(ctx.cfg, os.environ, max_retries=0)
     if not provider.configured:
-        yield ("warn", "llm provider",
-               f"none ({provider.code}: {provider.detail}); synthesize answers `unavailable`, every other "
-               "verb works. Fix: `brain config set llm.provider anthropic` and set ANTHROPIC_API_KEY, or "
-               "point llm.provider openai + llm.base_url + llm.model at a local server")
+        fix = _LLM_FIXES.get(provider.code.split(":")[0])
+        if fix is None or not (ctx.cfg.get("llm.provider") or "").strip():
+            yield ("warn", "llm provider",
+                   f"none ({provider.code}: {provider.detail}); synthesize answers `unavailable`, every other "
+                   "verb works. Fix: `brain config set llm.provider anthropic` and set ANTHROPIC_API_KEY, or "
+                   "point llm.provider openai + llm.base_url + llm.model at a local server")
+        else:  # a provider was chosen but something it needs is missing: name that one fix
+            yield ("warn", "llm provider", f"{provider.detail} ({provider.code}); synthesize answers "
+                                           f"`unavailable`, every other verb works. Fix: {fix}")
         return
     yield ("ok", "llm provider", provider.describe())
     try:

@@ -11,9 +11,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
 import re
 import secrets
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,20 +63,36 @@ def _save(places, rows: list[dict]) -> None:
     write_atomic(tokens_file(places), (json.dumps({"tokens": rows}, indent=2) + "\n").encode(), mode=0o600)
 
 
+@contextmanager
+def _editing(places):
+    """Serialize read-modify-write of the token file across processes (flock on a side file)."""
+    import fcntl
+
+    path = tokens_file(places).with_suffix(".lock")
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 def create_token(places, name: str, *, can_write: bool) -> str:
     """Create a token and return its secret (the only time it is visible)."""
     if not _NAME_RE.match(name or ""):
         raise TokenError(f"token name {name!r} is not allowed: use 1-64 letters, digits, '.', '_' or '-'")
     if name in RESERVED_NAMES:
         raise TokenError(f"{name!r} is reserved for another lane; pick another name")
-    rows = _load(places)
-    if any(r["name"] == name for r in rows):
-        raise TokenError(f"a token named {name!r} exists; revoke it first (`brain auth token revoke {name}`) "
-                         "or choose another name")
-    secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    rows.append({"name": name, "sha256": _hash(secret), "scope": "write" if can_write else "read",
-                 "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
-    _save(places, rows)
+    with _editing(places):
+        rows = _load(places)
+        if any(r["name"] == name for r in rows):
+            raise TokenError(f"a token named {name!r} exists; revoke it first (`brain auth token revoke {name}`) "
+                             "or choose another name")
+        secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        rows.append({"name": name, "sha256": _hash(secret), "scope": "write" if can_write else "read",
+                     "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+        _save(places, rows)
     return secret
 
 
@@ -83,11 +101,12 @@ def list_tokens(places) -> list[Token]:
 
 
 def revoke_token(places, name: str) -> bool:
-    rows = _load(places)
-    kept = [r for r in rows if r["name"] != name]
-    if len(kept) == len(rows):
-        return False
-    _save(places, kept)
+    with _editing(places):
+        rows = _load(places)
+        kept = [r for r in rows if r["name"] != name]
+        if len(kept) == len(rows):
+            return False
+        _save(places, kept)
     return True
 
 

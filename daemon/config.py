@@ -26,6 +26,10 @@ DEFAULTS: dict[str, object] = {
 }
 
 
+class ConfigError(ValueError):
+    """config.toml exists but cannot be read; the message names the file and the fix."""
+
+
 def load(path: Path) -> dict:
     """Flatten config.toml into dotted keys; a missing file is an empty config."""
     import tomllib  # imported here: the CLI's hot path reads config on every call
@@ -34,6 +38,12 @@ def load(path: Path) -> dict:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path} is not valid TOML ({e}). fix: correct that line, or delete the file "
+                          "and run `brain init PATH` to write a fresh one") from None
+    except OSError as e:
+        raise ConfigError(f"cannot read {path} ({e.strerror}). fix: make it a readable file, or remove it "
+                          "and run `brain init PATH`") from None
     flat: dict = {}
 
     def walk(prefix: str, node: dict) -> None:
@@ -84,9 +94,26 @@ def save(path: Path, cfg: dict) -> None:
     write_atomic(path, dumps(cfg).encode("utf-8"), mode=0o600)
 
 
+# settings with a closed set of values, and whole numbers with their allowed range
+CHOICES: dict[str, tuple[str, ...]] = {
+    "mcp_surface": ("verbs", "starter", "full"),
+    "llm.provider": ("anthropic", "openai"),
+}
+INT_RANGES: dict[str, tuple[int, int]] = {
+    "llm.timeout_s": (1, 3600),
+    "hooks.budget_tokens": (1, 1_000_000),
+    "hooks.deadline_ms": (1, 600_000),
+    "http.port": (1, 65535),
+}
+
+
 def coerce(key: str, raw: str):
-    """Turn a command-line string into the type the setting's default has."""
+    """Turn a command-line string into the type the setting's default has.
+
+    Raises ValueError with a message that says what the setting accepts.
+    """
     default = DEFAULTS.get(key)
+    raw = raw.strip()
     if isinstance(default, bool):
         if raw.lower() in ("1", "true", "yes", "on"):
             return True
@@ -94,7 +121,33 @@ def coerce(key: str, raw: str):
             return False
         raise ValueError(f"{key} takes true or false, not {raw!r}")
     if isinstance(default, int):
-        return int(raw)
+        low, high = INT_RANGES.get(key, (0, 2**31))
+        try:
+            n = int(raw)
+        except ValueError:
+            raise ValueError(f"{key} takes a whole number from {low} to {high}, not {raw!r}") from None
+        if not low <= n <= high:
+            raise ValueError(f"{key} takes a whole number from {low} to {high}, not {n}")
+        return n
     if isinstance(default, list):
         return [x.strip() for x in raw.split(",") if x.strip()]
+    if key in CHOICES and raw.lower() not in CHOICES[key]:
+        raise ValueError(f"{key} takes one of {', '.join(CHOICES[key])}, not {raw!r}")
+    if key in CHOICES:
+        return raw.lower()
+    if key == "llm.base_url" and not raw.startswith(("http://", "https://")):
+        raise ValueError(f"llm.base_url takes an http:// or https:// URL (e.g. http://localhost:11434/v1), not {raw!r}")
+    if key == "protocol_installed_at":
+        import datetime as _dt
+
+        try:
+            _dt.datetime.fromisoformat(raw.replace("Z", "+00:00"))
+        except ValueError:
+            raise ValueError(f"protocol_installed_at takes an ISO 8601 timestamp such as "
+                             f"2026-06-12T09:30:00.000Z, not {raw!r}") from None
+    if key == "vault":
+        folder = Path(raw).expanduser().resolve()
+        if not folder.is_dir():
+            raise ValueError(f"vault {str(folder)!r} is not a folder; `brain init PATH` registers (and creates) one")
+        return str(folder)
     return raw

@@ -27,7 +27,11 @@ class FactsLog:
         """Prepare to append: make the file, set aside a torn tail."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._repair_torn_tail()
+        created = not self.path.exists()
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        if created:
+            # the file's fsync does not cover its name: make the new entry durable too
+            _fsync_dir(self.path.parent)
 
     def _repair_torn_tail(self) -> None:
         try:
@@ -49,7 +53,12 @@ class FactsLog:
             f.seek(start)
             tail = f.read()
             aside = self.path.with_name(self.path.name + f".torn-{start}")
-            aside.write_bytes(tail)
+            # the copy is on disk before the log is cut, so a crash in between loses nothing
+            with open(aside, "wb") as out:
+                out.write(tail)
+                out.flush()
+                os.fsync(out.fileno())
+            _fsync_dir(self.path.parent)
             f.truncate(start)
             f.flush()
             os.fsync(f.fileno())
@@ -61,11 +70,26 @@ class FactsLog:
             self.open_for_append()
         data = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records)
         payload = data.encode("utf-8")
-        written = 0
-        while written < len(payload):
-            written += os.write(self._fd, payload[written:])  # type: ignore[arg-type]
-        os.fsync(self._fd)  # type: ignore[arg-type]
+        start = os.fstat(self._fd).st_size  # type: ignore[arg-type]
+        try:
+            written = 0
+            while written < len(payload):
+                written += os.write(self._fd, payload[written:])  # type: ignore[arg-type]
+            os.fsync(self._fd)  # type: ignore[arg-type]
+        except BaseException:
+            # not acknowledged, so not kept: a partial line left behind would
+            # swallow the next record appended after it
+            self._undo(start)
+            raise
         return os.fstat(self._fd).st_size  # type: ignore[arg-type]
+
+    def _undo(self, size: int) -> None:
+        try:
+            os.ftruncate(self._fd, size)  # type: ignore[arg-type]
+            os.fsync(self._fd)  # type: ignore[arg-type]
+        except OSError:
+            # cannot cut it now: reopen before the next append, which sets the torn tail aside
+            self.close()
 
     def close(self) -> None:
         if self._fd is not None:
@@ -113,9 +137,18 @@ class FactsLog:
                     continue
                 try:
                     rec = json.loads(text.decode("utf-8"))
-                    if not isinstance(rec, dict) or rec.get("op") not in ("insert", "expire") or not isinstance(rec.get("id"), int):
+                    if not isinstance(rec, dict) or rec.get("op") not in ("insert", "expire") or type(rec.get("id")) is not int:
                         raise ValueError("not a fact record (needs op insert/expire and an integer id)")
                 except (ValueError, UnicodeDecodeError) as e:
                     yield line_no, None, pos, str(e)[:160]
                     continue
                 yield line_no, rec, pos, None
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make a directory's entries (a new or renamed file's name) durable."""
+    dfd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)

@@ -61,6 +61,13 @@ _COLUMNS = (
 )
 
 
+# SQLite's INTEGER is 64-bit signed
+_MAX_ID = 1 << 63
+# what a record whose fields have the wrong shape raises when applied
+_BAD_RECORD = (KeyError, TypeError, ValueError, OverflowError,
+               sqlite3.InterfaceError, sqlite3.ProgrammingError, sqlite3.IntegrityError)
+
+
 def normalize_text(text: str) -> str:
     """What makes two facts 'the same text': case and whitespace ignored."""
     return re.sub(r"\s+", " ", text).strip().lower()
@@ -110,22 +117,31 @@ class FactsStore:
                 offset = int(self._meta("log_offset") or 0)
                 line_no = int(self._meta("log_lines") or 0)
                 head = self.log.head_signature()
+                # the highest id an insert line claimed, applied or not: ids are never reused
+                top = int(self._meta("log_max_id") or 0)
                 if offset > self.log.size() or (offset and self._meta("log_head") != head):
                     log.warning("facts log changed under the cache; rebuilding the facts table")
                     self.db.execute("DELETE FROM facts")
-                    offset, line_no = 0, 0
+                    offset, line_no, top = 0, 0, 0
                 n = 0
                 for line_no, rec, pos, err in self.log.replay(offset, line_no + 1):
                     offset = pos
                     n += 1
+                    if rec is not None:
+                        if rec["op"] == "insert" and 0 < rec["id"] < _MAX_ID:
+                            top = max(top, rec["id"])
+                        try:
+                            self._apply(rec)
+                        except _BAD_RECORD as e:
+                            # a hand-edited or malformed record is a bad line, not a wedge
+                            # (a failing database is not: that still raises, and the line is retried)
+                            err = f"cannot apply the record: {e}"[:160]
                     if err is not None:
                         self.bad_lines.append((line_no, err))
                         log.warning("facts.jsonl line %d skipped: %s", line_no, err)
-                        continue
-                    if rec is not None:
-                        self._apply(rec)
                 self._set_meta("log_offset", str(offset))
                 self._set_meta("log_lines", str(line_no))
+                self._set_meta("log_max_id", str(top))
                 self._set_meta("log_head", head)
                 self.db.execute("COMMIT")
                 return n
@@ -174,7 +190,7 @@ class FactsStore:
 
     def next_id(self) -> int:
         row = self.db.execute("SELECT MAX(id) FROM facts").fetchone()
-        return (row[0] or 0) + 1
+        return max(row[0] or 0, int(self._meta("log_max_id") or 0)) + 1
 
     def insert(self, *, fact: str, kind: str, entity_slug: str | None, visibility: str, source: str,
                valid_until: str | None, source_session: str | None = None, context: str | None = None,
@@ -244,8 +260,9 @@ class FactsStore:
         rows = self.query(["entity_slug = ?"], [slug], "id", cap, world_only=world_only)
         return len(rows)
 
-    def find_same_text(self, entity_slug: str, text: str) -> sqlite3.Row | None:
-        rows = self.query(["entity_slug = ?", "norm = ?"], [entity_slug, normalize_text(text)], "id", 1)
+    def find_same_text(self, entity_slug: str, text: str, world_only: bool = False) -> sqlite3.Row | None:
+        rows = self.query(["entity_slug = ?", "norm = ?"], [entity_slug, normalize_text(text)], "id", 1,
+                          world_only=world_only)
         return rows[0] if rows else None
 
     def created_since(self, since: _dt.datetime, world_only: bool, limit: int) -> list[sqlite3.Row]:

@@ -99,12 +99,73 @@ def daemon_call(places, vault: Path):
     return run_call
 
 
+def _interface_addresses() -> list[str]:
+    """Every interface's address (Linux: ioctl for IPv4, /proc for IPv6); [] where unsupported."""
+    import socket
+
+    found: list[str] = []
+    try:
+        import fcntl
+        import struct
+
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            for _i, name in socket.if_nameindex():
+                try:
+                    raw = fcntl.ioctl(s.fileno(), 0x8915, struct.pack("256s", name.encode()[:15]))  # SIOCGIFADDR
+                except OSError:
+                    continue  # no IPv4 address on this interface
+                found.append(socket.inet_ntoa(raw[20:24]))
+    except (ImportError, OSError, AttributeError):
+        pass
+    try:
+        with open("/proc/net/if_inet6") as f:
+            for line in f:
+                hexaddr = line.split()[0]
+                found.append(socket.inet_ntop(socket.AF_INET6, bytes.fromhex(hexaddr)))
+    except (OSError, ValueError, IndexError):
+        pass
+    return found
+
+
+def this_machines_names() -> list[str]:
+    """Names and addresses remote agents may use for this machine (for a wildcard bind)."""
+    import socket
+
+    found: list[str] = []
+    host = socket.gethostname()
+    for name in (host, socket.getfqdn()):
+        if name and name not in found and name not in LOOPBACK:
+            found.append(name)
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except OSError:
+        infos = []
+    addrs = [info[4][0] for info in infos] + _interface_addresses()
+    # the address of the route out (no packet is sent by a UDP connect)
+    for family, probe in ((socket.AF_INET, "192.0.2.1"), (socket.AF_INET6, "2001:db8::1")):
+        try:
+            with socket.socket(family, socket.SOCK_DGRAM) as s:
+                s.connect((probe, 9))
+                addrs.append(s.getsockname()[0])
+        except OSError:
+            pass
+    for a in addrs:
+        name = f"[{a}]" if ":" in a else a
+        if name not in found and name not in LOOPBACK:
+            found.append(name)
+    return found
+
+
 def security_settings(host: str):
     from mcp.server.transport_security import TransportSecuritySettings
 
     names = list(LOOPBACK)
     bare = host.strip("[]")
-    if host not in LOOPBACK and bare not in ("0.0.0.0", "::"):
+    if bare in ("0.0.0.0", "::"):
+        # bound for remote agents: they name this machine; other names are still
+        # refused (DNS rebinding), and every request still needs a token
+        names += this_machines_names()
+    elif host not in LOOPBACK:
         names.append(f"[{bare}]" if ":" in bare else bare)
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
@@ -130,12 +191,19 @@ def run_http(places, vault: Path, cfg: dict, *, surface: str, host: str, port: i
 
     import uvicorn
 
-    from .auth import list_tokens
+    from .auth import TokenError, list_tokens
     from .spawn import DaemonStartError, connect_or_start
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="brain serve --http: %(levelname)s %(name)s: %(message)s")
-    if not list_tokens(places):
+    try:
+        tokens = list_tokens(places)
+    except TokenError as e:
+        print(f"error: {e}.", file=sys.stderr)
+        print("fix: repair that file, or delete it and create the tokens again "
+              "(`brain auth token create NAME [--write]`).", file=sys.stderr)
+        return 1
+    if not tokens:
         print("brain serve --http: warning: no tokens exist yet, so every request will get 401. "
               "Create one with `brain auth token create NAME [--write]`.", file=sys.stderr)
     try:
@@ -151,15 +219,25 @@ def run_http(places, vault: Path, cfg: dict, *, surface: str, host: str, port: i
     try:
         sock.bind((host.strip("[]"), port))
     except OSError as e:
+        import errno
+
         sock.close()
-        print(f"error: cannot listen on {host}:{port}: {e.strerror}.", file=sys.stderr)
-        print("fix: pass another --port, or stop the process using it.", file=sys.stderr)
+        print(f"error: cannot listen on {host}:{port}: {e.strerror or e}.", file=sys.stderr)
+        if e.errno in (errno.EADDRINUSE, errno.EACCES):
+            print("fix: pass another --port, or stop the process using it.", file=sys.stderr)
+        else:  # an address this machine does not have, or a name that does not resolve
+            print("fix: pass --host with an address of this machine (127.0.0.1 for local agents, "
+                  "0.0.0.0 for every interface).", file=sys.stderr)
         return 1
     sock.listen(128)  # accept from here on: the address printed below already works
     bound_port = sock.getsockname()[1]
     app = build_app(places, vault, surface, host)
     print(f"brain serve --http: MCP on http://{host}:{bound_port}{MCP_PATH} (surface {surface}); "
           "every request needs a bearer token.", file=sys.stderr, flush=True)
+    if host.strip("[]") in ("0.0.0.0", "::"):
+        names = ", ".join(n for n in security_settings(host).allowed_hosts if not n.endswith(":*"))
+        print(f"brain serve --http: requests must name this machine as one of: {names} (others get 421; "
+              "to be reached by another name, pass it as --host).", file=sys.stderr, flush=True)
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
     uvicorn.Server(config).run(sockets=[sock])
     return 0

@@ -105,6 +105,37 @@ def tool_listing(surface: str) -> list[dict]:
 CallFn = Callable[[str, Any, Caller], "tuple[dict, bool]"]
 
 
+def vault_lost_envelope(engine) -> dict | None:
+    """An `unavailable` envelope when the vault folder went away under us, else None.
+
+    When it is gone (deleted, moved, replaced), this process asks itself to
+    stop: its open facts log is no longer the file at the vault's path, so
+    every later write would be acknowledged and lost. The next command then
+    starts a fresh daemon, or says the folder is missing.
+    """
+    lock = getattr(engine, "lock", None)
+    why = lock.lost() if lock is not None else None
+    if why is None:
+        return None
+    vault = engine.vault
+    if why == "unreadable":
+        return Unavailable(f"the vault folder {vault} cannot be read (permission denied).",
+                           f"Give your user access again (e.g. `chmod u+rwx {vault}`), then retry.").envelope()
+    if not getattr(engine, "_stop_requested", False):
+        engine._stop_requested = True
+        log.error("the vault %s was deleted, moved or replaced: stopping", vault)
+        import os
+        import signal
+
+        os.kill(os.getpid(), signal.SIGTERM)
+    return Unavailable(
+        f"the vault folder {vault} (or its .brain folder) was deleted, moved or replaced while the "
+        "server ran; it stopped so that nothing is written to files no longer in the vault.",
+        "Restore the folder, or run `brain init PATH` with its new place; then run the command again "
+        "(a fresh daemon starts by itself).",
+    ).envelope()
+
+
 def engine_call(engine, *, gate: CallGate | None = None, ready: threading.Event | None = None) -> CallFn:
     """The blocking call function for an engine in this process (daemon or --no-daemon)."""
     gate = gate or CallGate()
@@ -116,6 +147,9 @@ def engine_call(engine, *, gate: CallGate | None = None, ready: threading.Event 
                 "Retry the call: the next connection starts a fresh daemon.",
             ).envelope(), True
         try:
+            lost = vault_lost_envelope(engine)
+            if lost is not None:
+                return lost, True
             if ready is not None and not ready.is_set():
                 ready.wait(READY_WAIT_S)
             return call_tool(engine, name, arguments, caller)

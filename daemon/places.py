@@ -28,9 +28,15 @@ class Places:
         if home:
             root = Path(home).expanduser().resolve()
             return cls(root / "config", root / "cache", root / "state", root / "run")
+        import warnings
+
         import platformdirs
 
-        runtime = platformdirs.user_runtime_dir(APP)
+        with warnings.catch_warnings():
+            # without XDG_RUNTIME_DIR platformdirs falls back to /tmp/runtime-<uid>
+            # and warns on every call; the fallback is fine (the socket is 0600)
+            warnings.simplefilter("ignore")
+            runtime = platformdirs.user_runtime_dir(APP)
         return cls(
             Path(platformdirs.user_config_dir(APP)),
             Path(platformdirs.user_cache_dir(APP)),

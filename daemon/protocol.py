@@ -121,7 +121,9 @@ def iso(ts: _dt.datetime | None) -> str | None:
     if ts.tzinfo is None:
         ts = ts.replace(tzinfo=_dt.timezone.utc)
     ts = ts.astimezone(_dt.timezone.utc)
-    return ts.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ts.microsecond // 1000:03d}Z"
+    # not strftime: glibc renders year 1 as "1", not "0001"
+    return (f"{ts.year:04d}-{ts.month:02d}-{ts.day:02d}T{ts.hour:02d}:{ts.minute:02d}:{ts.second:02d}."
+            f"{ts.microsecond // 1000:03d}Z")
 
 
 def now_iso() -> str:

@@ -46,6 +46,10 @@ EXIT_FAILED = 1
 
 # how long SIGTERM waits for calls in flight
 DRAIN_S = 10.0
+# then how long it waits for their answers to be written to the clients
+FLUSH_S = 2.0
+# and how long for a warm-up still using the caches before exiting without closing them
+WARMUP_WAIT_S = 15.0
 
 
 
@@ -81,8 +85,10 @@ class Warmup:
         self.done = threading.Event()
         self.errors: dict[str, str] = {}
         self.timings: dict[str, float] = {}
+        self.started = False
 
     def start(self) -> None:
+        self.started = True
         threading.Thread(target=self.run, name="warmup", daemon=True).start()
 
     def run(self) -> None:
@@ -122,7 +128,7 @@ class Warmup:
         log.info("models ready in %.2fs", self.timings["models_s"])
 
 
-def close_engine(engine, warmup: Warmup | None, wait_s: float = 15.0) -> None:
+def close_engine(engine, warmup: Warmup | None, wait_s: float | None = None) -> None:
     """Close the engine once the warm-up is done with it.
 
     Closing the index or vectors under a reconcile or an embedding build that
@@ -131,7 +137,9 @@ def close_engine(engine, warmup: Warmup | None, wait_s: float = 15.0) -> None:
     facts log is already on disk (fsynced per write), the caches are
     reconciled on the next start, and the kernel drops the lock.
     """
-    if warmup is not None and not warmup.done.wait(wait_s):
+    wait_s = WARMUP_WAIT_S if wait_s is None else wait_s
+    # a warm-up that never started (the socket could not be bound) holds nothing
+    if warmup is not None and warmup.started and not warmup.done.wait(wait_s):
         log.warning("warm-up still running after %.0fs; exiting without closing the caches", wait_s)
         return
     engine.close()
@@ -239,6 +247,12 @@ def _run_with_engine(places: Places, vault: Path, cfg: dict, engine, warmup: War
             listener = await anyio.create_unix_listener(sock_path, mode=0o600)
         except OSError as e:
             raise _ListenError(e) from e
+        # a client whose runtime dir differs (another BRAIN_HOME or
+        # XDG_RUNTIME_DIR) finds us through the vault's lock
+        try:
+            engine.lock.annotate(socket=str(sock_path))
+        except OSError:
+            log.warning("could not note the socket in the vault's lock", exc_info=True)
         log.info("listening on %s (pid %d, vault %s)", sock_path, os.getpid(), vault)
         if not foreground:
             _redirect_stdio(log_path(places, vault))
@@ -261,6 +275,10 @@ def _run_with_engine(places: Places, vault: Path, cfg: dict, engine, warmup: War
                 done = await anyio.to_thread.run_sync(gate.close_and_wait, DRAIN_S)
                 if not done:
                     log.warning("%d call(s) still running after %.0fs; stopping anyway", gate.running, DRAIN_S)
+                # a finished call's answer may still be on its way to the socket
+                with anyio.move_on_after(FLUSH_S):
+                    while server.unanswered():
+                        await anyio.sleep(0.01)
             tg.cancel_scope.cancel()
 
     try:
@@ -335,6 +353,10 @@ def run_stdio(places: Places, vault: Path, cfg: dict, surface: str) -> int:
     from .vault_lock import VaultLocked
 
     vault = Path(vault).expanduser().resolve()
+    if not vault.is_dir():  # never create the folder a typo names
+        print(f"brain serve: the vault {vault} is not a folder. Fix: run `brain init PATH` with your notes "
+              "folder (or point BRAIN_VAULT at it).", file=sys.stderr)
+        return EXIT_FAILED
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="brain serve: %(levelname)s %(name)s: %(message)s")
     try:

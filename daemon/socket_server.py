@@ -91,6 +91,8 @@ class SocketServer:
         self.slow_limiter: anyio.CapacityLimiter | None = None
         self._servers: dict[Caller, object] = {}
         self.connections = 0
+        # each open connection's requests not yet answered (see unanswered())
+        self._unanswered: list[set] = []
 
     def server_for(self, caller: Caller):
         # one SDK Server per distinct caller: the Server itself is stateless
@@ -101,6 +103,14 @@ class SocketServer:
                                slow_limiter=self.slow_limiter)
             self._servers[caller] = srv
         return srv
+
+    def unanswered(self) -> int:
+        """Requests received on any connection whose answer is not yet written.
+
+        A stopping daemon waits for this to reach zero after the calls drain:
+        a call that finished has not necessarily had its answer sent.
+        """
+        return sum(len(s) for s in self._unanswered)
 
     async def serve(self, listener, task_group) -> None:
         """Accept until cancelled; connections live in `task_group`, so they
@@ -182,6 +192,7 @@ class SocketServer:
         # requests not yet answered: a client that half-closes after its last
         # request still gets the answers (end of input would cancel them)
         unanswered: set = set()
+        self._unanswered.append(unanswered)
 
         async def deliver(line: bytes) -> None:
             line = line.strip()
@@ -221,17 +232,21 @@ class SocketServer:
             async with from_server_recv:
                 async for sm in from_server_recv:
                     rid = getattr(sm.message, "id", None)
-                    if rid is not None and not isinstance(sm.message, types.JSONRPCRequest):
-                        unanswered.discard(rid)
                     data = sm.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
                     # after the peer left, keep draining so no handler blocks on us
                     await send_bytes(data.encode())
+                    # only once written: a stopping daemon waits for this
+                    if rid is not None and not isinstance(sm.message, types.JSONRPCRequest):
+                        unanswered.discard(rid)
 
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(write_loop)
-            tg.start_soon(read_loop)
-            # returns at end of input; write_loop then drains the last answers
-            await server.run(to_server_recv, from_server_send, server.create_initialization_options())
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(write_loop)
+                tg.start_soon(read_loop)
+                # returns at end of input; write_loop then drains the last answers
+                await server.run(to_server_recv, from_server_send, server.create_initialization_options())
+        finally:
+            self._unanswered.remove(unanswered)
 
 
 def _invalid_message_reply(line: bytes) -> bytes:

@@ -63,6 +63,18 @@ def pid_alive(pid) -> bool:
         return True
 
 
+def daemon_pid_alive(pid) -> bool:
+    """pid_alive, and the process is a brain daemon: a stale pid file may name a pid since reused."""
+    if not pid_alive(pid):
+        return False
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            args = f.read().split(b"\0")
+    except OSError:
+        return True  # no /proc to ask: trust the pid file
+    return b"brain.daemon.server" in args or {b"daemon", b"start", b"--foreground"} <= set(args)
+
+
 def try_connect(path: Path, timeout: float | None = None) -> socket.socket | None:
     """A connected socket, or None when nobody listens there."""
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -137,6 +149,9 @@ def wait_for_socket(places, vault: Path, proc=None, timeout: float = START_TIMEO
         if proc is not None:
             code = proc.poll()
             if code == EXIT_ALREADY_RUNNING:
+                elsewhere = _daemon_elsewhere(places, vault)
+                if elsewhere is not None:
+                    return elsewhere
                 # another daemon held the vault: wait for its socket, unless it
                 # was a daemon on its way out (it stopped while we started)
                 if respawns < 3 and try_connect(path) is None and vault_lock_free(vault):
@@ -146,6 +161,14 @@ def wait_for_socket(places, vault: Path, proc=None, timeout: float = START_TIMEO
             elif code is not None:
                 raise _start_failure(places, vault, code)
         if time.monotonic() > deadline:
+            from .vault_lock import VaultLock
+
+            holder = {} if vault_lock_free(vault) else VaultLock(vault).holder()
+            if holder.get("kind") == "daemon" and pid_alive(holder.get("pid")):
+                raise DaemonStartError(
+                    f"a daemon (pid {holder.get('pid')}) holds the vault {vault} but does not answer on {path}; "
+                    "it may run with another BRAIN_HOME or XDG_RUNTIME_DIR.\n"
+                    f"fix: run brain with the same environment everywhere, or stop it (`kill {holder.get('pid')}`).")
             raise DaemonStartError(
                 f"no daemon answered on {path} within {timeout:.0f}s.\n"
                 f"fix: check `brain daemon logs`, or run `brain daemon start --foreground`."
@@ -154,17 +177,98 @@ def wait_for_socket(places, vault: Path, proc=None, timeout: float = START_TIMEO
         delay = min(delay * 1.5, 0.05)
 
 
+def _release(version) -> tuple[int, ...] | None:
+    """The numeric release of a version string ("0.1.0rc1" -> (0, 1, 0)), or None."""
+    import re
+
+    m = re.match(r"\d+(?:\.\d+)*", str(version or ""))
+    return tuple(int(x) for x in m.group(0).split(".")) if m else None
+
+
+_WARNED_NEWER: set = set()
+
+
+def _older_daemon(places, vault: Path) -> dict | None:
+    """The pid-file record of a running daemon started by an older release of brain.
+
+    A newer (or differently built) daemon is kept: downgrading it would only
+    make the two installs take turns replacing each other. It gets a warning
+    naming the fix instead.
+    """
+    from .. import __version__
+
+    info = read_pid_file(places, vault)
+    theirs = (info or {}).get("version")
+    if not theirs or theirs == __version__:
+        return None
+    old, ours = _release(theirs), _release(__version__)
+    if old is not None and ours is not None and old < ours:
+        return info
+    if vault in _WARNED_NEWER:  # once per process: a long-lived server calls often
+        return None
+    _WARNED_NEWER.add(vault)
+    print(f"brain: warning: the daemon for {vault} runs brain {theirs}, this is brain {__version__}.\n"
+          "fix: run `brain daemon stop`; the next command starts a daemon from this install.",
+          file=sys.stderr)
+    return None
+
+
+def _daemon_elsewhere(places, vault: Path) -> socket.socket | None:
+    """The vault's daemon when it listens outside our runtime dir, found via the vault's lock.
+
+    Its socket must be ours (same uid) before we talk to it as the local lane.
+    """
+    from .vault_lock import VaultLock
+
+    holder = VaultLock(vault).holder()
+    other = holder.get("socket")
+    if holder.get("kind") != "daemon" or not isinstance(other, str) or other == str(places.socket_path(vault)):
+        return None
+    try:
+        if os.stat(other).st_uid != os.getuid():
+            return None
+    except OSError:
+        return None
+    s = try_connect(Path(other), timeout=2.0)
+    if s is not None and vault not in _WARNED_ELSEWHERE:
+        _WARNED_ELSEWHERE.add(vault)
+        print(f"brain: warning: the daemon for {vault} (pid {holder.get('pid')}) listens on {other}, not in this "
+              f"runtime dir {places.runtime_dir}: it was started with another BRAIN_HOME or XDG_RUNTIME_DIR.\n"
+              "fix: run brain with the same environment everywhere; `brain daemon stop` here cannot see it "
+              f"(stop it with `kill {holder.get('pid')}`).", file=sys.stderr)
+    return s
+
+
+_WARNED_ELSEWHERE: set = set()
+
+
 def connect_or_start(places, vault: Path, on_start=None) -> tuple[socket.socket, bool]:
     """Connect to the vault's daemon, starting one if none answers.
 
-    Returns (socket, started). `on_start()` is called just before spawning.
+    A daemon started by an older release (its pid file says which) is
+    stopped gracefully and replaced. Returns (socket, started). `on_start()`
+    is called just before spawning.
     """
+    from .. import __version__
+
     vault = Path(vault).expanduser().resolve()
     s = try_connect(places.socket_path(vault))
     if s is not None:
-        return s, False
+        old = _older_daemon(places, vault)
+        if old is None:
+            return s, False
+        s.close()
+        print(f"brain: the daemon for {vault} runs brain {old.get('version')}; "
+              f"restarting it with brain {__version__}.", file=sys.stderr)
+        stop_daemon(places, vault)
+        s = try_connect(places.socket_path(vault))
+        if s is not None:  # another client already started the new one
+            return s, False
     if not vault.is_dir():
         raise DaemonStartError(f"the vault {vault} is not a folder.\nfix: run `brain init PATH` with your notes folder.")
+    s = _daemon_elsewhere(places, vault)
+    if s is not None:
+        return s, False
     if on_start is not None:
         on_start()
     proc = start_daemon(places, vault)
@@ -183,8 +287,8 @@ def daemon_status(places, vault: Path) -> dict:
     pid = info.get("pid")
     return {
         "running": answering,
-        "pid": pid if pid_alive(pid) else None,
-        "stale_pid_file": bool(info) and not pid_alive(pid),
+        "pid": pid if daemon_pid_alive(pid) else None,
+        "stale_pid_file": bool(info) and not daemon_pid_alive(pid),
         "stale_socket": sock_path.exists() and not answering,
         "socket": str(sock_path),
         "log": str(log_path(places, vault)),
@@ -193,21 +297,29 @@ def daemon_status(places, vault: Path) -> dict:
     }
 
 
-def stop_daemon(places, vault: Path, timeout: float = 15.0) -> str:
+# a stopping daemon drains calls (10 s), waits for its warm-up (15 s) and
+# flushes answers (2 s): SIGKILL only after all of that had its chance
+STOP_TIMEOUT_S = 30.0
+
+
+def stop_daemon(places, vault: Path, timeout: float = STOP_TIMEOUT_S) -> str:
     """SIGTERM the vault's daemon and wait for it to exit; returns what happened."""
     import signal
 
     vault = Path(vault).expanduser().resolve()
     info = read_pid_file(places, vault) or {}
     pid = info.get("pid")
-    if not pid_alive(pid):
+    if not daemon_pid_alive(pid):
         # clean up what a crashed daemon left behind
         pid_path(places, vault).unlink(missing_ok=True)
         sock_path = places.socket_path(vault)
         if sock_path.exists() and try_connect(sock_path, timeout=1.0) is None:
             sock_path.unlink(missing_ok=True)
         return "not running"
-    os.kill(pid, signal.SIGTERM)
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:  # it exited between the look and the signal
+        return "not running"
     deadline = time.monotonic() + timeout
     while pid_alive(pid):
         if time.monotonic() > deadline:

@@ -23,6 +23,8 @@ _UNITS = {
 _UNIT_ALT = "|".join(sorted(_UNITS, key=len, reverse=True))
 _SHORTHAND = re.compile(rf"^(\d+)\s*({_UNIT_ALT})$", re.IGNORECASE)
 _AGO = re.compile(rf"^(\d+)\s*({_UNIT_ALT})(\s+ago)?$", re.IGNORECASE)
+# a bare "2026" stays unparseable: as a ttl or since it is more likely a count than a year
+_YEAR_MONTH = re.compile(r"^([0-9]{4})-([0-9]{2})$")
 _ISO_DURATION = re.compile(r"^P(\d+[YMWD])*(T(\d+[HMS])+)?$", re.IGNORECASE)
 
 _HUMAN_FORMATS = (
@@ -55,6 +57,12 @@ def parse_date(text: str) -> _dt.datetime | None:
         ts = _dt.datetime.fromisoformat(candidate)
     except ValueError:
         ts = None
+    m = _YEAR_MONTH.match(t) if ts is None else None
+    if m:  # ISO "2026-06": JS Date.parse takes it as UTC midnight of the first day
+        try:
+            ts = _dt.datetime(int(m.group(1)), int(m.group(2)), 1)
+        except ValueError:
+            return None
     if ts is None:
         try:
             ts = email.utils.parsedate_to_datetime(t)
@@ -73,7 +81,10 @@ def parse_date(text: str) -> _dt.datetime | None:
         return None
     if ts.tzinfo is None:
         ts = ts.replace(tzinfo=_dt.timezone.utc)
-    return ts.astimezone(_dt.timezone.utc)
+    try:
+        return ts.astimezone(_dt.timezone.utc)
+    except OverflowError:  # "0001-01-01T00:00:00+01:00" is before year 1 in UTC
+        return None
 
 
 def parse_ttl(value: str | None, now: _dt.datetime | None = None) -> str | None:
@@ -93,8 +104,13 @@ def parse_ttl(value: str | None, now: _dt.datetime | None = None) -> str | None:
         )
     m = _SHORTHAND.match(t)
     if m:
-        seconds = int(m.group(1)) * _UNITS[m.group(2).lower()]
-        return iso(now + _dt.timedelta(seconds=seconds))
+        until = _shift(now, int(m.group(1)) * _UNITS[m.group(2).lower()])
+        if until is None:
+            raise InvalidParams(
+                f"ttl {value!r} reaches past the year 9999.",
+                'Use a shorter duration such as "3650d", or omit ttl for a fact that never expires.',
+            )
+        return iso(until)
     ts = parse_date(t)
     if ts is None:
         raise InvalidParams(
@@ -113,9 +129,17 @@ def parse_since_lenient(value: str, now: _dt.datetime | None = None) -> _dt.date
         return ts
     m = _AGO.match(value.strip())
     if m:
-        now = now or utcnow()
-        return now - _dt.timedelta(seconds=int(m.group(1)) * _UNITS[m.group(2).lower()])
+        # before year 1 is as unparseable as nonsense: an empty arm
+        return _shift(now or utcnow(), -int(m.group(1)) * _UNITS[m.group(2).lower()])
     return None
+
+
+def _shift(ts: _dt.datetime, seconds: int) -> _dt.datetime | None:
+    """ts + seconds, or None when that leaves the calendar (years 1..9999)."""
+    try:
+        return ts + _dt.timedelta(seconds=seconds)
+    except OverflowError:
+        return None
 
 
 def parse_since_strict(value: str | None, param: str = "since") -> _dt.datetime | None:

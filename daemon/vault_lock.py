@@ -53,11 +53,39 @@ class VaultLock:
         os.pwrite(fd, json.dumps(stamp).encode(), 0)
         self._fd = fd
 
+    def annotate(self, **extra) -> None:
+        """Add facts about the holder to its stamp (the daemon adds its socket path)."""
+        if self._fd is None:
+            return
+        stamp = {**self.holder(), **extra, "pid": os.getpid()}
+        data = json.dumps(stamp).encode()
+        # overwrite in place, then trim: a reader never sees an empty stamp
+        os.pwrite(self._fd, data, 0)
+        os.ftruncate(self._fd, len(data))
+
     def release(self) -> None:
         if self._fd is not None:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
+
+    def lost(self) -> str | None:
+        """Why the held lock no longer guards the folder at its path, or None.
+
+        "gone": the vault (or its .brain folder) was deleted, moved or
+        replaced, so the facts log open in this process is no longer the one
+        at the path; "unreadable": the folder denies us access.
+        """
+        if self._fd is None:
+            return None
+        try:
+            now = os.stat(self.path)
+        except PermissionError:
+            return "unreadable"
+        except OSError:
+            return "gone"
+        held = os.fstat(self._fd)
+        return None if (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino) else "gone"
 
     @property
     def held(self) -> bool:

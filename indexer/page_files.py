@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from pathlib import Path
 
 from .atomic_files import write_atomic as atomic_write  # noqa: F401  (page_ops uses this name)
@@ -16,7 +17,18 @@ from .scan import MAX_PAGE_BYTES
 from .slugs import path_to_slug
 
 MAX_SLUG_CHARS = 255
-_SEGMENT = re.compile(r"^\w[\w-]*$")
+
+
+def _segment_ok(seg: str) -> bool:
+    """A slug segment as path_to_slug makes them: letters (with their marks), digits, '_', '-', '.'; no leading dot."""
+    if not (seg[0].isalnum() or seg[0] == "_"):
+        return False
+    return all(ch.isalnum() or ch in "_-." or unicodedata.category(ch)[0] == "M" for ch in seg)
+
+
+def _suggest(slug: str) -> str:
+    segs = (s.lstrip(".-_").rstrip(".") for s in path_to_slug(slug).split("/"))
+    return "/".join(s for s in segs if s) or "notes/untitled"
 
 
 class PageWriteError(Exception):
@@ -58,12 +70,12 @@ def check_slug(slug) -> str:
     if len(slug) > MAX_SLUG_CHARS:
         raise PageWriteError("invalid_slug", f"slug is {len(slug)} characters; the limit is {MAX_SLUG_CHARS}.",
                              "Use a shorter page name.")
-    bad = [p for p in parts if not _SEGMENT.match(p)]
+    bad = [p for p in parts if not _segment_ok(p)]
     if bad:
         raise PageWriteError(
             "invalid_slug", f"slug segment {bad[0]!r} is not allowed: each segment starts with a letter, digit "
-                            "or '_' and continues with letters, digits, '_' or '-'.",
-            f"Try \"{path_to_slug(slug) or 'notes/untitled'}\".")
+                            "or '_' and continues with letters, digits, '_', '-' or '.'.",
+            f"Try \"{_suggest(slug)}\".")
     canonical = path_to_slug(slug)
     if canonical != slug:
         raise PageWriteError("invalid_slug", f"slug {slug!r} is not in canonical form (lowercase).",

@@ -24,12 +24,23 @@ class PageOps:
         check_slug(slug)
         if not isinstance(content, str):
             raise PageWriteError("invalid_content", "content must be a string.", "Pass the whole Markdown document.")
-        data = content.encode("utf-8")
+        if "\x00" in content:  # the indexer takes a NUL-laden file for binary and skips it
+            raise PageWriteError("invalid_content", "content contains NUL characters; the page could not be indexed.",
+                                 "Remove the NUL (\\u0000) characters from the content and retry.")
+        try:
+            data = content.encode("utf-8")
+        except UnicodeEncodeError as e:  # a lone surrogate ("\ud800") has no UTF-8 form
+            raise PageWriteError("invalid_content", f"content has an unpaired surrogate at character {e.start}.",
+                                 "Send the text as valid Unicode (pair or drop the \\ud800-\\udfff escape).") from None
         check_size(data)
         with self._lock:
             row = self.db.execute("SELECT path, visibility FROM pages WHERE slug = ?", (slug,)).fetchone()
             rel = row["path"] if row else f"{slug}.md"
-            if classify(rel, self.rules) != "page":
+            kind = classify(rel, self.rules)
+            if kind == "conflict":
+                raise PageWriteError("ignored", f"{rel} is named like a sync-conflict copy, which is never indexed.",
+                                     "Choose a slug without 'sync-conflict' or 'conflicted copy' in it.")
+            if kind != "page":
                 raise PageWriteError("ignored", f"{rel} is excluded from the index by {IGNORE_FILE}.",
                                      f"Write the page under another folder, or edit {IGNORE_FILE}.")
             if remote and row is not None and row["visibility"] == "private":
@@ -44,7 +55,13 @@ class PageOps:
                     "changed", f"page {slug!r} {what} since it was read (expected_hash does not match).",
                     "Call get_page again, merge your edit into the current content, and retry with its hash.",
                     detail=f"current hash: {current}" if current else None)
-            atomic_write(path, data)
+            try:
+                atomic_write(path, data)
+            except (IsADirectoryError, NotADirectoryError, FileExistsError) as e:
+                # a folder named like the page file, or a file named like one of its folders
+                raise PageWriteError("invalid_slug", f"{rel} cannot be written: {e.strerror or e} "
+                                                     f"({e.filename or path}).",
+                                     "Rename the file or folder that is in the way, or choose another slug.") from None
             self.apply(paths=[rel])
             indexed = self.tables.by_path(rel)
             if indexed is None:
@@ -86,7 +103,7 @@ class PageOps:
         where, args = [], []
         if prefix:
             where.append("slug >= ? AND slug < ?")
-            args += [prefix, prefix + "\uffff"]
+            args += [prefix, prefix + "\U0010ffff"]   # above every character, astral ones included
         if remote:
             where.append("visibility != 'private'")
         if where:

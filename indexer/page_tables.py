@@ -14,6 +14,7 @@ import sqlite3
 
 from .markdown_page import ParsedPage
 from .scan import FileStat, Problem
+from .slugs import path_to_slug
 from .wikilinks import LinkResolver
 
 _IN_CHUNK = 900  # bound on SQL variables per statement
@@ -28,6 +29,11 @@ def iso_ns(ns: int) -> str:
 def now_iso() -> str:
     ts = _dt.datetime.now(_dt.timezone.utc)
     return ts.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ts.microsecond // 1000:03d}Z"
+
+
+def collision_echo(path: str) -> str:
+    """The problem line on the indexed file when `path` shares its slug and is left out."""
+    return f"{path} has the same slug {path_to_slug(path)!r} and is not indexed; rename one of them"
 
 
 def _empty_queue() -> dict[str, list]:
@@ -265,6 +271,9 @@ class PageTables:
             self._problem_paths = {r[0] for r in self.db.execute("SELECT DISTINCT path FROM problems")}
         if path in self._problem_paths:  # most files have none: skip the delete
             self.db.execute("DELETE FROM problems WHERE path = ?", (path,))
+            # the indexed file of a slug collision carries a line naming this one: it goes too
+            self.db.execute("DELETE FROM problems WHERE kind = 'slug_collision' AND detail = ?",
+                            (collision_echo(path),))
             self._problem_paths.discard(path)
 
     def add_problem(self, p: Problem) -> None:

@@ -9,6 +9,7 @@ exceptions: one bad file must not stop an index.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import re
 import stat as _stat
@@ -75,7 +76,7 @@ class IgnoreRules:
     @classmethod
     def load(cls, vault: Path) -> "IgnoreRules":
         try:
-            return cls((Path(vault) / IGNORE_FILE).read_text(encoding="utf-8", errors="replace").splitlines())
+            return cls((Path(vault) / IGNORE_FILE).read_text(encoding="utf-8-sig", errors="replace").splitlines())
         except OSError:
             return cls()
 
@@ -93,10 +94,41 @@ class IgnoreRules:
         for negate, dir_only, anchored, pat in self.rules:
             if dir_only and not is_dir:
                 continue
-            hit = fnmatch.fnmatchcase(rel, pat) if anchored else fnmatch.fnmatchcase(name, pat)
+            hit = _path_glob(pat).match(rel) is not None if anchored else fnmatch.fnmatchcase(name, pat)
             if hit:
                 result = not negate
         return result
+
+
+@functools.lru_cache(maxsize=256)
+def _path_glob(pat: str) -> "re.Pattern[str]":
+    """A gitignore path pattern as a regex: `*` and `?` stay within one folder, `**` crosses them."""
+    out, i = [], 0
+    while i < len(pat):
+        if pat.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pat.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pat[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pat[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pat[i] == "[" and "]" in pat[i + 2:]:
+            j = pat.index("]", i + 2)
+            body = pat[i + 1:j]
+            out.append("[" + ("^" + body[1:] if body.startswith("!") else body).replace("\\", "\\\\") + "]")
+            i = j + 1
+        else:
+            out.append(re.escape(pat[i]))
+            i += 1
+    try:
+        return re.compile("".join(out) + r"\Z", re.DOTALL)
+    except re.error:  # a malformed class such as `[z-a]`: match the text literally rather than fail the scan
+        return re.compile(re.escape(pat) + r"\Z")
 
 
 def hidden(rel: str) -> bool:
@@ -213,6 +245,8 @@ def read_page(vault: Path, rel: str, size_hint: int | None = None) -> tuple[byte
     if len(raw) > MAX_PAGE_BYTES:
         return None, None, _too_large(rel, len(raw))
     if b"\x00" in raw[:8192]:
+        if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):   # Windows "Unicode": text, but NUL-laden
+            return raw, None, Problem(rel, "binary", "UTF-16 text, which is not indexed; re-save the file as UTF-8")
         return raw, None, Problem(rel, "binary", "not text (contains NUL bytes); rename it or add it to .brainignore")
     try:
         return raw, raw.decode("utf-8"), None

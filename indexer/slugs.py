@@ -77,7 +77,9 @@ def split_aliases(value) -> list[str]:
     if isinstance(value, str):
         items = value.split(",")
     elif isinstance(value, (list, tuple)):
-        items = [str(v) for v in value if v is not None]
+        items = [str(v) for v in value if v is not None and not isinstance(v, (dict, list, tuple))]
+    elif isinstance(value, dict):
+        items = []   # a mapping is a YAML slip, not a name
     else:
         items = [str(value)]
     out = []

@@ -6,7 +6,7 @@ a flurry of saves is one re-index, and a `git checkout` of 1,000 files is a
 few batches with one commit each. When the kernel's inotify watch limit is
 reached, a polling observer takes over (slower, but nothing is missed) and a
 warning says how to raise the limit. The worker never dies on a bad file or
-a failed batch: it logs, counts, and waits for the next event.
+a failed batch: it logs, counts, and applies the batch again after a pause.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ log = logging.getLogger("brain.sync")
 
 DEBOUNCE_S = 0.12     # quiet time that ends a burst
 MAX_DELAY_S = 0.5     # a never-ending burst is still applied this often
+RETRY_FIRST_S, RETRY_MAX_S = 1.0, 30.0   # a failed batch is re-applied after this pause
 _EVENTS = [FileCreatedEvent, FileDeletedEvent, FileModifiedEvent, FileMovedEvent,
            DirCreatedEvent, DirDeletedEvent, DirMovedEvent]
 INOTIFY_FIX = ("raise the limit: `sudo sysctl fs.inotify.max_user_watches=524288` "
@@ -66,6 +67,7 @@ class VaultSync:
         self._first = 0.0
         self._last = 0.0
         self._busy = False
+        self._retry_s = 0.0   # pause before re-applying a batch that failed (doubles, capped)
         self._stop = False
         self._observer = None
         self._worker = None
@@ -211,10 +213,17 @@ class VaultSync:
             try:
                 self.index.apply(paths, dirs, moves)
                 self.batches += 1
+                self._retry_s = 0.0
             except Exception:
                 self.failures += 1
-                log.exception("applying %d changed paths failed; they are retried on the next reconcile",
-                              len(paths) + len(dirs))
+                self._retry_s = min(RETRY_MAX_S, self._retry_s * 2 or RETRY_FIRST_S)
+                log.exception("applying %d changed paths failed; retrying in %.0f s",
+                              len(paths) + len(dirs), self._retry_s)
+                with self._cond:  # a full disk or a busy database passes: keep the paths, try again later
+                    self._paths |= paths
+                    self._dirs |= dirs
+                    self._moves[:0] = moves
+                    self._first = self._last = time.monotonic() + self._retry_s
             finally:
                 with self._cond:
                     self._busy = False

@@ -23,7 +23,7 @@ from .keyword import KeywordIndex
 from .markdown_page import parse_page
 from .page_files import PageWriteError
 from .page_ops import PageOps
-from .page_tables import PageTables, now_iso
+from .page_tables import PageTables, collision_echo, now_iso
 from .scan import IGNORE_FILE, FileStat, IgnoreRules, Problem, classify, read_page, scan_vault, stat_page
 from .slugs import path_to_slug
 
@@ -154,7 +154,7 @@ class VaultIndex(PageOps):
             present.update(res.files)
             scan_problems.append((d, res.problems))
             candidates.update(r[0] for r in t.db.execute(
-                "SELECT path FROM pages WHERE path >= ? AND path < ?", (d + "/", d + "/\uffff")))
+                "SELECT path FROM pages WHERE path >= ? AND path < ?", (d + "/", d + "/\U0010ffff")))
         file_problems: list[tuple[str, Problem | None]] = []
         for rel in candidates:
             if rel in present:
@@ -194,13 +194,16 @@ class VaultIndex(PageOps):
         for rel, row in gone_rows.items():
             self._delete_row(row)
             report["deleted"] += 1
-        self._colliders_freed(gone_rows.values(), present)
-        work = sorted(present)
+        # a renamed page frees its old slug too; files waiting on a freed slug go last,
+        # after the page that held it has moved on
+        freed = self._colliders_freed(list(gone_rows.values()) + list(pairs.values()), present)
+        work = sorted(p for p in present if p not in freed) + sorted(freed)
         total = len(work)
         done_in_batch = 0
         for i, rel in enumerate(work):
             try:
-                outcome = self._index_file(rel, present[rel], pairs.get(rel) or rows.get(rel), reads.pop(rel, None))
+                outcome = self._index_file(rel, present[rel], pairs.get(rel) or rows.get(rel), reads.pop(rel, None),
+                                           trust_stat=full)
             except Exception as e:  # one bad file never stops the batch
                 log.exception("indexing %s failed", rel)
                 self.stats["errors"] += 1
@@ -246,10 +249,13 @@ class VaultIndex(PageOps):
                     pairs[rel] = gone_rows.pop(src)
         return pairs
 
-    def _index_file(self, rel: str, st: FileStat, row, read) -> str:
+    def _index_file(self, rel: str, st: FileStat, row, read, trust_stat: bool = True) -> str:
         t = self.tables
         renamed = row is not None and row["path"] != rel
-        if row is not None and not renamed and row["mtime_ns"] == st.mtime_ns and row["size"] == st.size:
+        # a whole-vault pass trusts mtime+size; a path an event named is read, since a
+        # same-size save within one clock tick (or with a preserved mtime) keeps both
+        if (trust_stat and row is not None and not renamed and row["mtime_ns"] == st.mtime_ns
+                and row["size"] == st.size):
             return "unchanged"
         raw, text, problem = read if read is not None else read_page(self.vault, rel, st.size)
         t.clear_problems(rel)
@@ -269,8 +275,7 @@ class VaultIndex(PageOps):
         if owner is not None and (row is None or owner["id"] != row["id"]):
             t.add_problem(Problem(rel, "slug_collision", f"has the same slug {page.slug!r} as {owner['path']}, which is "
                                                          "indexed; this file is not — rename one of them"))
-            t.add_problem(Problem(owner["path"], "slug_collision", f"{rel} has the same slug {page.slug!r} and is "
-                                                                    "not indexed; rename one of them"))
+            t.add_problem(Problem(owner["path"], "slug_collision", collision_echo(rel)))
             if renamed:
                 self._delete_row(row)
             return "skipped"
@@ -302,16 +307,19 @@ class VaultIndex(PageOps):
         self._tails.add(row["tail"])
         self.stats["deleted"] += 1
 
-    def _colliders_freed(self, deleted_rows, present) -> None:
-        """A file skipped for sharing a deleted page's slug can now be indexed."""
+    def _colliders_freed(self, deleted_rows, present) -> set[str]:
+        """A file skipped for sharing a deleted (or renamed) page's slug can now be indexed."""
         slugs = {r["slug"] for r in deleted_rows}
+        freed: set[str] = set()
         if not slugs:
-            return
+            return freed
         for (path,) in self.tables.db.execute("SELECT DISTINCT path FROM problems WHERE kind = 'slug_collision'").fetchall():
-            if path not in present and path_to_slug(path) in slugs:
-                st = stat_page(self.vault, path)
-                if st is not None:
+            if path_to_slug(path) in slugs:
+                st = present.get(path) or stat_page(self.vault, path)
+                if st is not None and classify(path, self.rules) == "page":
                     present[path] = st
+                    freed.add(path)
+        return freed
 
     def _begin(self, keep_links: bool = False) -> None:
         if not keep_links:

@@ -66,3 +66,118 @@ def test_config_set_rejects_unknown_keys(tmp_path):
     r = brain("config", "set", "mcp_surface", "verbs")
     assert r.returncode == 0
     assert brain("config", "get", "mcp_surface").stdout.strip() == "verbs"
+
+
+def test_config_set_checks_values_and_names_the_fix():
+    for key, value, says in [("hooks.budget_tokens", "abc", "whole number"),
+                             ("hooks.budget_tokens", "-5", "whole number"),  # a value, not an unknown option
+                             ("hooks.budget_tokens", "0", "from 1"),
+                             ("mcp_surface", "bogus", "verbs, starter, full"),
+                             ("llm.provider", "openia", "anthropic, openai"),
+                             ("http.port", "99999", "65535"),
+                             ("llm.base_url", "localhost:11434", "http://"),
+                             ("vault", "/nonexistent/notes", "not a folder")]:
+        r = brain("config", "set", key, value)
+        assert r.returncode == 1, (key, value, r.stdout)
+        assert says in r.stderr and "fix:" in r.stderr and "Traceback" not in r.stderr, (key, value, r.stderr)
+    assert brain("config", "get", "hooks.budget_tokens").stdout.strip() == "1500"  # nothing bad was written
+
+
+def test_config_unset_restores_the_default():
+    assert brain("config", "set", "hooks.budget_tokens", "800").returncode == 0
+    assert brain("config", "get", "hooks.budget_tokens").stdout.strip() == "800"
+    r = brain("config", "unset", "hooks.budget_tokens")
+    assert r.returncode == 0 and "1500" in r.stdout
+    assert brain("config", "get", "hooks.budget_tokens").stdout.strip() == "1500"
+    assert brain("config", "unset", "no.such.key").returncode == 1
+
+
+def test_a_broken_config_file_is_an_error_with_a_fix_not_a_traceback(tmp_path, brain_home):
+    brain("init", str(tmp_path / "v"), check=True)
+    config_file = next(brain_home.rglob("config.toml"))
+    config_file.write_text("vault = [broken\n")
+    for argv in (["status"], ["config", "list"], ["doctor"], ["recall", "--no-daemon"]):
+        r = brain(*argv)
+        assert r.returncode == 1, argv
+        assert "Traceback" not in r.stderr and str(config_file) in r.stderr and "fix:" in r.stderr, (argv, r.stderr)
+
+
+def test_an_unforeseen_failure_prints_an_error_and_a_fix(tmp_path):
+    afile = tmp_path / "not-a-folder"
+    afile.write_text("x")
+    r = brain("status", env=dict(os.environ, BRAIN_VAULT=str(afile)))
+    assert r.returncode != 0
+    assert "Traceback" not in r.stderr and "error:" in r.stderr and "fix:" in r.stderr
+
+
+def test_verb_help_lists_every_option_the_parser_takes():
+    from brain.cli.fast import _parser
+
+    subparsers = next(a for a in _parser()._actions if a.dest == "cmd").choices
+    for verb, sp in subparsers.items():
+        text = brain(verb, "--help").stdout
+        assert f"Usage: brain {verb}" in text
+        for action in sp._actions:
+            for flag in action.option_strings:
+                if flag.startswith("--") and flag != "--help":
+                    assert flag in text, (verb, flag)
+
+
+def test_recall_with_a_query_labels_facts_and_pages(tmp_path):
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "billing.md").write_text("---\ntitle: Billing\n---\nThe billing migration is led by Ana.\n")
+    brain("init", str(vault), check=True)
+    brain("remember", "I like tea", "--provenance", "t", "--no-daemon", check=True)
+    r = brain("recall", "billing migration", "--no-daemon")
+    assert r.returncode == 0, r.stderr
+    assert "recent facts (1):" in r.stdout and "pages matching the query (1):" in r.stdout and "billing" in r.stdout
+
+
+def test_doctor_names_its_areas_and_an_unknown_one_gets_a_fix(tmp_path):
+    brain("init", str(tmp_path / "v"), check=True)
+    r = brain("doctor", "nope")
+    assert r.returncode == 2 and "fix:" in r.stderr and "model" in r.stderr
+    brain("config", "set", "embeddings.enabled", "false", check=True)
+    r = brain("doctor", "model")
+    assert r.returncode == 0 and "keyword search only" in r.stdout
+
+
+def test_demo_runs_the_readme_round_trip_in_process(tmp_path):
+    import shutil
+
+    vault = tmp_path / "sample"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "sample_brain", vault)
+    r = brain("demo", str(vault), "--no-daemon")
+    assert r.returncode == 0, r.stderr
+    assert "indexed " in r.stdout and "indexed 0 pages" not in r.stdout  # the folder was indexed first
+    for shown in ("remembered as fact #1", "I prefer dark mode in every editor", "pages matching the query",
+                  "Priya", "## Hot memory"):
+        assert shown in r.stdout, shown
+
+
+def test_entity_miss_and_a_new_delta_session_explain_themselves(tmp_path):
+    brain("init", str(tmp_path / "v"), check=True)
+    r = brain("entity", "Nobody Known", "--no-daemon")
+    assert r.returncode == 0 and "no such entity" in r.stdout and "brain recall" in r.stdout
+    r = brain("delta", "--session", "s1", "--no-daemon")
+    assert r.returncode == 0 and "first run of a new --session" in r.stdout
+
+
+def test_cli_refuses_inputs_the_verb_would_silently_ignore(tmp_path):
+    brain("init", str(tmp_path / "v"), check=True)
+    r = brain("recall", "--since", "garbage", "--no-daemon")
+    assert r.returncode == 2 and "2d" in r.stderr and r.stdout == ""
+    r = brain("recall", "--budget", "-1", "--no-daemon")
+    assert r.returncode == 2 and "positive number of tokens" in r.stderr
+    r = brain("call", "recall", "[1]", "--no-daemon")
+    assert r.returncode == 2 and "one JSON object" in r.stderr
+    assert brain("recall", "--since", "8 hours ago", "--no-daemon").returncode == 0
+
+
+def test_status_never_creates_a_missing_vault(tmp_path):
+    brain("init", str(tmp_path / "v"), check=True)
+    missing = tmp_path / "typo"
+    r = brain("status", env=dict(os.environ, BRAIN_VAULT=str(missing)))
+    assert r.returncode == 1 and "not a folder" in r.stderr and "brain init" in r.stderr
+    assert not missing.exists()

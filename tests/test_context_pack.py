@@ -228,3 +228,21 @@ def test_text_items_cannot_break_out_of_their_line(engine, local):
     assert text.startswith(ENVELOPE)
     assert [line for line in text.splitlines() if line.startswith("## ")] == [
         "## Standing entities", "## Hot memory (recent facts)"]
+
+
+def test_a_hand_edited_expiry_that_is_not_a_date_does_not_sink_the_pack(vault, places, local):
+    from brain.daemon.engine import Engine
+    from brain.daemon.protocol import now_iso
+
+    log = vault / ".brain" / "facts.jsonl"
+    log.parent.mkdir(parents=True)
+    ts = now_iso()
+    log.write_text(json.dumps({"op": "insert", "id": 1, "ts": ts, "fact": "edited by hand", "kind": "fact",
+                               "source": "t", "valid_from": ts, "valid_until": "someday"}) + "\n")
+    e = Engine(vault, places, {}, writer="test")
+    try:
+        body, err = call(e, "context_pack", {"entities": "nobody"}, local)
+        assert not err, body
+        assert [f["fact"] for f in body["facts"]] == ["edited by hand"]
+    finally:
+        e.close()

@@ -48,3 +48,24 @@ def test_auth_cli_prints_the_secret_once(places):
     assert run_brain("auth", "token", "revoke", "agent-1").returncode == 0
     gone = run_brain("auth", "token", "revoke", "agent-1")
     assert gone.returncode == 1 and "no token named" in gone.stderr
+
+
+def test_tokens_created_at_once_are_all_kept(places):
+    """Concurrent `brain auth token create` runs: no secret is printed for a token that was then lost."""
+    import threading
+
+    from brain.daemon.auth import TokenChecker, create_token, list_tokens
+
+    secrets_by_name: dict[str, str] = {}
+
+    def make(i):
+        secrets_by_name[f"agent-{i}"] = create_token(places, f"agent-{i}", can_write=False)
+
+    threads = [threading.Thread(target=make, args=(i,)) for i in range(10)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert sorted(t.name for t in list_tokens(places)) == sorted(secrets_by_name)
+    checker = TokenChecker(places)
+    assert all(checker.check(s).name == n for n, s in secrets_by_name.items())

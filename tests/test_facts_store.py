@@ -154,3 +154,95 @@ def test_short_writer_waits_briefly_for_the_lock(vault):
     waiter.acquire("cli", wait_s=3)
     assert waiter.held and time.monotonic() - t0 >= 0.15
     waiter.release()
+
+
+def test_a_record_that_cannot_be_applied_is_a_bad_line_not_a_wedge(tmp_path):
+    log, cache = tmp_path / "facts.jsonl", tmp_path / "facts.sqlite"
+    s = FactsStore(log, cache)
+    _insert(s, "one")
+    s.close()
+    good = log.read_text()
+    rec = json.loads(good)
+    bad_types = dict(rec, id=2, source_session={"x": 1})
+    no_text = {"op": "insert", "id": 3, "ts": rec["ts"]}
+    null_text = dict(rec, id=4, fact=None)
+    log.write_text(good + "".join(json.dumps(r) + "\n" for r in (bad_types, no_text, null_text)))
+    s = FactsStore(log, cache)  # opening must not fail
+    assert [n for n, _ in s.bad_lines] == [2, 3, 4]
+    fid = _insert(s, "two")
+    assert [r["fact"] for r in s.query([], [], "id", None)] == ["one", "two"]
+    assert fid == 5  # never reuses an id a logged line already claimed
+    s.close()
+
+
+def test_creating_the_log_makes_its_directory_entry_durable(tmp_path, monkeypatch):
+    synced = []
+    real_fsync = os.fsync
+
+    def watching_fsync(fd):  # the real fsync, noting what it was called on
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        return real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", watching_fsync)
+    log = tmp_path / "state" / "facts.jsonl"
+    s = FactsStore(log, tmp_path / "facts.sqlite")
+    _insert(s, "one")
+    s.close()
+    assert str(log.parent) in synced and str(log) in synced
+
+
+def test_a_torn_tail_is_durable_aside_before_the_log_is_cut(tmp_path, monkeypatch):
+    log, cache = tmp_path / "facts.jsonl", tmp_path / "facts.sqlite"
+    s = FactsStore(log, cache)
+    _insert(s, "whole")
+    s.close()
+    with open(log, "ab") as f:
+        f.write(b'{"op":"insert","id":2,"ts":"2026-')
+    events = []
+    real_fsync = os.fsync
+
+    def watching_fsync(fd):
+        events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
+        return real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", watching_fsync)
+    s = FactsStore(log, cache)
+    _insert(s, "after the crash")
+    s.close()
+    aside = next(tmp_path.glob("facts.jsonl.torn-*"))
+    synced = [p for _, p in events]
+    # the set-aside copy reaches the disk no later than the cut log does
+    assert str(aside) in synced and synced.index(str(aside)) < synced.index(str(log))
+
+
+_SHORT_WRITE = textwrap.dedent("""
+    import json, os, resource, signal, sys
+    from brain.daemon.facts_log import FactsLog
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
+    path = sys.argv[1]
+    log = FactsLog(path)
+    rec = lambda i, text: {"op": "insert", "id": i, "ts": "2026-01-01T00:00:00.000Z", "fact": text}
+    log.append([rec(1, "first")])
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (os.path.getsize(path) + 20, hard))
+    try:
+        log.append([rec(2, "x" * 200)])  # the disk fills part way through the line
+        print("no error")
+    except OSError as e:
+        print("failed", e.errno)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    log.append([rec(3, "after the disk had room again")])
+    log.close()
+    print(json.dumps([[rec and rec["id"], err] for _, rec, _, err in FactsLog(path).replay()]))
+""")
+
+
+def test_a_failed_append_leaves_no_partial_line_to_swallow_the_next_one(tmp_path):
+    out = subprocess.run([sys.executable, "-c", _SHORT_WRITE, str(tmp_path / "facts.jsonl")],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    first, replayed = out.stdout.splitlines()
+    assert first.startswith("failed")
+    # the acknowledged fact #3 is a whole line of its own, not glued to the torn #2
+    assert json.loads(replayed) == [[1, None], [3, None]]

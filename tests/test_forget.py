@@ -52,3 +52,13 @@ def test_whitespace_around_id_is_trimmed(engine, remote):
     fid = _fact(engine, remote)
     body, err = call(engine, "forget", {"id": f"  {fid} "}, remote)
     assert not err and body["id"] == fid and body["expired"] is True
+
+
+def test_ids_beyond_sqlite_range_and_non_ascii_digits_are_not_found(engine, local):
+    fid = _fact(engine, local)
+    assert fid == "1"
+    # "١" is ARABIC-INDIC DIGIT ONE: int() would read it as 1 and forget fact #1
+    for bad in ("99999999999999999999999", "\u0661", "\uff11"):
+        body, err = call(engine, "forget", {"id": bad}, local)
+        assert err and body["error"] == "not_found", (bad, body)
+    assert engine.facts.get(1)["expired_at"] is None

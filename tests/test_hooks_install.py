@@ -227,12 +227,15 @@ def test_our_handler_is_recognised_in_its_spellings():
 
 def test_mcp_install_without_the_harness_cli_prints_the_command_and_config(home):
     r = run(home, "mcp", "install", "claude")
-    assert r.returncode == 0, r.stderr
+    # nothing was registered: a non-zero exit, an error naming the fix, and the ways to do it by hand
+    assert r.returncode == 1
+    assert "not on PATH" in r.stderr and "fix:" in r.stderr
     assert "claude mcp add --scope user brain -- brain serve --surface verbs" in r.stdout
     block = r.stdout[r.stdout.index("{"):]
     assert json.loads(block) == {"mcpServers": {"brain": {"type": "stdio", "command": "brain",
                                                           "args": ["serve", "--surface", "verbs"]}}}
     r = run(home, "mcp", "install", "codex")
+    assert r.returncode == 1
     assert "codex mcp add brain -- brain serve --surface verbs" in r.stdout
     assert '[mcp_servers.brain]\ncommand = "brain"\nargs = ["serve", "--surface", "verbs"]' in r.stdout
     assert run(home, "mcp", "install", "claude", "--scope", "team").returncode == 2

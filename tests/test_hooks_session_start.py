@@ -129,7 +129,7 @@ def test_a_broken_vault_prints_nothing(brain_home, tmp_path):
     env = env_for(brain_home, BRAIN_VAULT=str(not_a_folder))
     for extra in ((), ("--no-daemon",)):
         r = run_hook(env, claude_payload(tmp_path), *extra)
-        _assert_silent(r, brain_home, "failed")
+        _assert_silent(r, brain_home, "not a folder")  # the log line says what is wrong
 
 
 def test_a_config_that_does_not_parse_prints_nothing(brain_home):

@@ -21,6 +21,7 @@ def test_stats_aggregates_real_verb_calls(engine, remote):
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["days"] == 30  # an unparseable window falls back to the default
+    assert "--days" in proc.stderr and "30 days" in proc.stderr  # …and says so, off the JSON stream
     assert doc["total_calls"] == 5
     assert doc["by_verb"]["remember"]["calls"] == 4 and doc["by_verb"]["remember"]["errors"] == 1
     text = brain("protocol", "stats").stdout

@@ -110,3 +110,54 @@ def test_pack_greedy_never_exceeds_budget_and_is_a_prefix(costs, budget):
     assert used == sum(costs[: len(kept)])
     if len(kept) < len(items):
         assert used + costs[len(kept)] > budget
+
+
+def test_iso_pads_years_before_1000():
+    assert P.iso(dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc)) == "0001-01-01T00:00:00.000Z"
+    assert P.iso(dt.datetime(999, 12, 31, 23, 59, 59, tzinfo=dt.timezone.utc)) == "0999-12-31T23:59:59.000Z"
+
+
+@pytest.mark.parametrize("text", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00"])
+def test_instants_outside_the_calendar_are_unparseable_not_internal(engine, remote, text):
+    assert parse_date(text) is None
+    body, err = call(engine, "recall", {"since": text}, remote)
+    assert not err and body["facts"] == []
+    for verb, args in (("context_pack", {"entities": "x", "since": text}), ("delta", {"since": text})):
+        body, err = call(engine, verb, args, remote)
+        assert err and body["error"] == "invalid_params", (verb, body)
+
+
+def test_enormous_relative_since_is_an_empty_arm_not_internal(engine, remote):
+    call(engine, "remember", {"fact": "a", "provenance": "t"}, remote)
+    for text in ("99999999999999d", "99999999999999 days ago"):
+        body, err = call(engine, "recall", {"since": text}, remote)
+        assert not err and body["facts"] == [], body
+
+
+def test_non_finite_limit_means_default(engine, remote):
+    body, err = call(engine, "recall", {"limit": float("inf")}, remote)
+    assert not err and body["total"] == 0
+
+
+def test_non_finite_page_limits_are_not_internal(engine, local):
+    for tool, args in (("list_pages", {}), ("search", {"query": "x"})):
+        body, err = call(engine, tool, {**args, "limit": float("inf")}, local)
+        assert body.get("error") != "internal", (tool, body)
+
+
+def test_iso_year_month_date_is_utc_midnight_but_a_bare_number_is_not_a_year():
+    # an ISO 8601 reduced-precision date, which JS Date.parse (the reference's parser) accepts
+    assert P.iso(parse_since_strict("2026-06")) == "2026-06-01T00:00:00.000Z"
+    assert parse_date("2026-13") is None
+    with pytest.raises(P.InvalidParams):
+        parse_ttl("3600")
+
+
+def test_remote_status_hides_paths_and_private_page_counts(engine, remote, local):
+    engine.page_db.execute(
+        "INSERT INTO pages(slug, path, title, title_key, tail, visibility, updated_at, indexed_at) "
+        "VALUES ('people/doc', 'people/doc.md', 'Doc', 'doc', 'doc', 'private', 'x', 'x')")
+    mine, _ = call(engine, "status", {}, local)
+    theirs, _ = call(engine, "status", {}, remote)
+    assert mine["pages"] == 1 and mine["vault"] == str(engine.vault)
+    assert theirs["pages"] == 0 and "vault" not in theirs

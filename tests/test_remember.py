@@ -2,7 +2,10 @@
 
 import datetime as dt
 
+import pytest
+
 from conftest import call
+from vectors_fixtures import minilm  # noqa: F401  (fixture)
 
 from brain.daemon.protocol import parse_iso, utcnow
 
@@ -134,3 +137,72 @@ def test_provenance_stored_verbatim_trimmed(engine, local):
     call(engine, "remember", {"fact": "x", "provenance": "  chat 2026-06-12 "}, local)
     r, _ = call(engine, "recall", {}, local)
     assert r["facts"][0]["provenance"] == "chat 2026-06-12" == r["facts"][0]["source"]
+
+
+def test_remote_duplicate_check_never_reveals_a_private_fact(engine, local, remote):
+    secret, err = call(engine, "remember", {"fact": "Zed is ill", "provenance": "t", "entity": "people/zed",
+                                            "visibility": "private"}, local)
+    assert not err
+    body, err = call(engine, "remember", {"fact": "zed IS ill", "provenance": "t", "entity": "people/zed"}, remote)
+    assert not err
+    # a duplicate answer would hand the remote caller the private fact's id
+    assert body["status"] == "inserted" and body["id"] != secret["id"]
+    body, _ = call(engine, "remember", {"fact": "zed is ill", "provenance": "t", "entity": "people/zed"}, local)
+    assert body["status"] == "duplicate"  # the trusted lane still dedups against everything
+
+
+def test_a_non_string_session_id_cannot_wedge_the_facts_store(engine, local):
+    body, err = call(engine, "remember", {"fact": "a", "provenance": "t", "session_id": {"x": 1}}, local)
+    assert not err, body
+    body, err = call(engine, "remember", {"fact": "b", "provenance": "t"}, local)
+    assert not err and body["status"] == "inserted", body
+    body, _ = call(engine, "recall", {}, local)
+    assert sorted(f["fact"] for f in body["facts"]) == ["a", "b"]
+    assert all(f["source_session"] is None for f in body["facts"])
+
+
+def test_ttl_too_far_or_out_of_range_is_invalid_params(engine, local):
+    for ttl in ("99999999999999d", "9999-12-31T23:59:59-01:00", "0001-01-01T00:00:00+01:00"):
+        body, err = call(engine, "remember", {"fact": "x", "provenance": "t", "ttl": ttl}, local)
+        assert err and body["error"] == "invalid_params", (ttl, body)
+        assert body["suggestion"]
+
+
+@pytest.mark.model
+def test_remote_similarity_dedup_never_touches_a_private_fact(vault, places, minilm, local, remote):
+    from brain.daemon.engine import Engine
+
+    e = Engine(vault, places, {}, writer="test")
+    try:
+        e.load_models(background=False, embedder=minilm)
+        args = {"provenance": "t", "entity": "people/zed"}
+        secret, _ = call(e, "remember", {**args, "fact": "Zed's phone number is 555-0100",
+                                         "visibility": "private"}, local)
+        body, err = call(e, "remember", {**args, "fact": "Zed's phone number is 555-0199"}, remote)
+        assert not err and body["status"] == "inserted" and body["id"] != secret["id"], body
+        assert e.facts.get(int(secret["id"]))["expired_at"] is None  # not superseded by a remote write
+    finally:
+        e.close()
+
+
+def test_concurrent_remembers_never_share_an_id(engine, local):
+    import json
+    import threading
+
+    ids, errors = [], []
+
+    def writer(k):
+        for i in range(25):
+            body, err = call(engine, "remember", {"fact": f"fact {k}-{i}", "provenance": "t",
+                                                  "entity": f"people/p{i % 3}"}, local)
+            (errors if err else ids).append(body if err else body["id"])
+            call(engine, "recall", {"entity": f"people/p{i % 3}"}, local)
+
+    threads = [threading.Thread(target=writer, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(ids) == 100 and len(set(ids)) == 100
+    logged = [json.loads(line)["id"] for line in (engine.vault / ".brain" / "facts.jsonl").read_text().splitlines()]
+    assert sorted(logged) == sorted(int(i) for i in ids)

@@ -40,7 +40,7 @@ SETUP_SUGGESTION = (
     "(Ollama, LM Studio, vLLM), `brain config set llm.provider openai`, "
     "`brain config set llm.base_url http://localhost:11434/v1` and "
     "`brain config set llm.model llama3.1`. Then restart the daemon (`brain daemon stop`; "
-    "the next command starts it) and retry. Install the SDKs with `pip install 'brain-memory[llm]'`."
+    "the next command starts it) and retry. Install the SDKs with `pip install anthropic openai` (from a checkout: `pip install -e '.[llm]'`)."
 )
 
 
@@ -288,7 +288,7 @@ def provider_from_config(cfg: dict, environ, *, max_retries: int = DEFAULT_MAX_R
     sdk = "anthropic" if provider == "anthropic" else "openai"
     if importlib.util.find_spec(sdk) is None:
         return NotConfigured(f"LLM_SDK_MISSING:{sdk}",
-                             f"the {sdk} Python package is not installed (pip install 'brain-memory[llm]')")
+                             f"the {sdk} Python package is not installed (pip install anthropic openai, or pip install -e '.[llm]' from a checkout)")
     timeout = setting("llm.timeout_s")
     try:
         timeout = float(timeout)

@@ -47,8 +47,12 @@ def decayed_confidence(row, now: _dt.datetime) -> float:
     """confidence × exp(−age/half-life), in [0, 1]; 0 once expired or past valid_until."""
     if row["expired_at"]:
         return 0.0
-    if row["valid_until"] and parse_iso(row["valid_until"]) <= now:
-        return 0.0
+    try:
+        # a hand-edited expiry that is not a date counts as none (the store keeps the row active too)
+        if row["valid_until"] and parse_iso(row["valid_until"]) <= now:
+            return 0.0
+    except ValueError:
+        pass
     try:
         age_days = max(0.0, (now - parse_iso(row["valid_from"] or row["created_at"])).total_seconds() / 86400)
     except ValueError:

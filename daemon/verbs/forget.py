@@ -6,7 +6,9 @@ import re
 
 from ..protocol import PROTOCOL_VERSION, Caller, NotFound
 
-_ID = re.compile(r"^\d+$")
+# ASCII digits only (int() would also read "١" as 1), and no more than
+# SQLite's INTEGER holds: longer ids cannot exist
+_ID = re.compile(r"^[0-9]{1,18}$")
 
 
 def _not_found(raw: str) -> NotFound:

@@ -40,11 +40,16 @@ def status(engine, args: dict, caller: Caller) -> dict:
         "model_state": engine.models.status()["state"] if engine.models is not None else "not loaded",
         "vectors_ready": bool(vectors is not None and getattr(vectors, "ready", False)),
     }
+    if engine.models is not None and engine.models.status().get("error"):
+        body["model_error"] = engine.models.status()["error"]  # why semantic search is off, for doctor
     if vectors is not None:
         stats = vectors.stats()
         body["vectors"] = stats.get("vectors", 0)
         body["vectors_pending"] = stats.get("pending", 0)
     if caller.remote:
-        # remote callers learn counts, not where the user's files are
+        # remote callers learn counts, not where the user's files are (an error
+        # text may carry paths), nor how many private pages exist
         body.pop("vault")
+        body.pop("model_error", None)
+        body["pages"] = db.execute("SELECT COUNT(*) FROM pages WHERE visibility != 'private'").fetchone()[0]
     return body

@@ -8,6 +8,8 @@ changed since it was read is refused the same way, naming its current hash.
 
 from __future__ import annotations
 
+import math
+
 from ...indexer.page_files import PageWriteError
 from ..protocol import Caller, InvalidParams, NotFound, Unavailable
 
@@ -23,7 +25,7 @@ def _index(engine):
 
 
 def _limit(value, default: int, cap: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value < 1:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 1:
         return default
     return min(int(value), cap)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 
 from ..protocol import PROTOCOL_VERSION, Caller, budget_of, estimate_tokens, iso, pack_greedy
 from ..timeparse import parse_since_lenient
@@ -11,7 +12,7 @@ MAX_LIMIT = 100
 
 
 def clamp_limit(value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return DEFAULT_LIMIT
     if value < 1 or int(value) != value:
         return DEFAULT_LIMIT

@@ -35,6 +35,9 @@ def remember(engine, args: dict, caller: Caller) -> dict:
     valid_until = parse_ttl(args.get("ttl"))
     entity = (args.get("entity") or "").strip()
     entity_slug = engine.canonical_entity(entity, caller) if entity else None
+    # session_id is not a declared param, so nothing typed it: only a string is kept
+    session = args.get("session_id")
+    session = session if isinstance(session, str) and session else None
 
     if args.get("dry_run") is True:
         return {
@@ -46,26 +49,32 @@ def remember(engine, args: dict, caller: Caller) -> dict:
         }
 
     with engine.facts.lock:
-        verdict = _dedup(engine, fact, kind, entity_slug)
+        verdict = _dedup(engine, fact, kind, entity_slug, caller)
         if verdict and verdict[0] == "duplicate":
             existing = verdict[1]
             return _response(existing["id"], "duplicate", entity_slug, existing["valid_until"], verdict[2])
         supersede = verdict[1]["id"] if verdict and verdict[0] == "superseded" else None
         fid = engine.facts.insert(
             fact=fact, kind=kind, entity_slug=entity_slug, visibility=visibility, source=provenance,
-            valid_until=valid_until, source_session=args.get("session_id"), supersede=supersede,
+            valid_until=valid_until, source_session=session, supersede=supersede,
         )
         degraded = verdict[2] if verdict else engine.dedup_degraded()
         engine.after_fact_insert(fid, fact)
     return _response(fid, "superseded" if supersede else "inserted", entity_slug, valid_until, degraded)
 
 
-def _dedup(engine, fact: str, kind: str, entity_slug: str | None):
-    """('duplicate', row, degraded) / ('superseded', row, degraded) / None."""
+def _dedup(engine, fact: str, kind: str, entity_slug: str | None, caller: Caller):
+    """('duplicate', row, degraded) / ('superseded', row, degraded) / None.
+
+    A remote caller is only ever matched against world facts: a duplicate
+    answer names the matched fact's id, and a superseded one expires it.
+    """
     if entity_slug is None:
         return None
-    same = engine.facts.find_same_text(entity_slug, fact)
+    same = engine.facts.find_same_text(entity_slug, fact, world_only=caller.remote)
     similar = engine.similar_fact(entity_slug, fact)  # (row, cosine) or None; None when no model
+    if similar is not None and caller.remote and similar[0]["visibility"] != "world":
+        similar = None
     degraded = engine.dedup_degraded()
     if same is not None:
         return ("duplicate", same, degraded)
