@@ -13,26 +13,31 @@ from pathlib import Path
 ROTATE_BYTES = 10 * 1024 * 1024
 
 
+def append_line(path: Path, line: bytes, rotate_bytes: int = ROTATE_BYTES) -> None:
+    """Append one line with O_APPEND (whole lines, even from several processes);
+    past `rotate_bytes` the file first moves to `<name>.1`. Never raises."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            if path.stat().st_size > rotate_bytes:
+                os.replace(path, path.with_name(path.name + ".1"))
+        except FileNotFoundError:
+            pass
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
 class UsageLog:
     def __init__(self, path: Path):
         self.path = Path(path)
 
     def record(self, entry: dict) -> None:
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                if self.path.stat().st_size > ROTATE_BYTES:
-                    os.replace(self.path, self.path.with_name(self.path.name + ".1"))
-            except FileNotFoundError:
-                pass
-            line = (json.dumps(entry, separators=(",", ":")) + "\n").encode()
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            try:
-                os.write(fd, line)
-            finally:
-                os.close(fd)
-        except OSError:
-            pass
+        append_line(self.path, (json.dumps(entry, separators=(",", ":")) + "\n").encode())
 
     def read(self) -> list[dict]:
         out = []

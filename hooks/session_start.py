@@ -20,6 +20,8 @@ import threading
 import time
 from pathlib import Path
 
+from ..daemon.usage import append_line
+
 # Claude Code and Codex both send one of these as `source`
 SOURCES = ("startup", "resume", "clear", "compact")
 MAX_ENTITIES = 8          # context_pack caps the list at 8 anyway
@@ -156,20 +158,7 @@ class HookLog:
         ms = int((time.monotonic() - started) * 1000)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
         line = f"{stamp}Z session-start source={source or '-'} {outcome} {ms}ms {detail}".replace("\n", " ") + "\n"
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                if self.path.stat().st_size > LOG_ROTATE_BYTES:
-                    os.replace(self.path, self.path.with_name(self.path.name + ".1"))
-            except FileNotFoundError:
-                pass
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            try:
-                os.write(fd, line.encode("utf-8", "replace"))
-            finally:
-                os.close(fd)
-        except OSError:
-            pass
+        append_line(self.path, line.encode("utf-8", "replace"), LOG_ROTATE_BYTES)
 
 
 def _work(stdin, cfg: dict, no_daemon: bool, state: dict) -> None:
