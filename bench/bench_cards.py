@@ -33,6 +33,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from brain.daemon.protocol import iso
+from brain.daemon.stats import percentile
+
 FIRST = ["Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ivan", "Jia", "Kofi", "Lena",
          "Mateo", "Nadia", "Omar", "Priya", "Quinn", "Rosa", "Sven", "Tariq", "Uma", "Viktor", "Wen", "Yara"]
 LAST = ["Okafor", "Lindqvist", "Moreau", "Tanaka", "Haddad", "Novak", "Silva", "Kowalski", "Mehta", "Brennan",
@@ -44,13 +47,8 @@ KINDS = ["fact", "fact", "preference", "event", "belief", "commitment"]
 TARGETS = {20000: {"entity_p99": 5.0}, 200000: {"entity_p99": 15.0}}
 
 
-def iso(ts: dt.datetime) -> str:
-    return ts.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ts.microsecond // 1000:03d}Z"
-
-
 def pct(values: list[float], p: float) -> float:
-    s = sorted(values)
-    return round(s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))], 3)
+    return round(percentile(values, p), 3)
 
 
 def page_specs(n: int, rng: random.Random):
@@ -196,8 +194,8 @@ def run_size(n: int, calls: int, rng: random.Random) -> None:
     write_facts_log(vault / ".brain" / "facts.jsonl", data["slugs"], 2 * n, rng, now)
     from brain.daemon.facts_store import FactsStore
     engine.facts = FactsStore(vault / ".brain" / "facts.jsonl", engine.cache_dir / "facts.sqlite")
-    print(json.dumps({"bench": "seed", "pages": n, "links": 5 * n, "aliases": engine.page_db.execute(
-        "SELECT COUNT(*) FROM aliases").fetchone()[0], "facts": 2 * n, "timeline": 2 * n,
+    print(json.dumps({"bench": "seed", "pages": n, "links": engine.page_db.execute("SELECT COUNT(*) FROM links").fetchone()[0],
+        "aliases": engine.page_db.execute("SELECT COUNT(*) FROM aliases").fetchone()[0], "facts": 2 * n, "timeline": 2 * n,
         "seconds": round(time.perf_counter() - t0, 1), "via": "tables seeded directly; facts via facts.jsonl"}),
         flush=True)
 

@@ -28,16 +28,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from brain.daemon.stats import percentile as pct
+
 REPO = Path(__file__).resolve().parents[1]
 BRAIN = str(Path(sys.executable).parent / "brain")
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}
-
-
-def pct(values: list[float], q: float) -> float:
-    s = sorted(values)
-    k = max(0, min(len(s) - 1, int(round(q / 100 * (len(s) - 1)))))
-    return s[k]
 
 
 def emit(name: str, samples_ms: list[float], target_ms: float | None = None, **extra) -> None:
@@ -124,7 +120,6 @@ def main() -> int:
     shutil.copytree(ns.vault, vault, ignore=shutil.ignore_patterns(".brain"))
     env = dict(os.environ, BRAIN_HOME=str(home), HF_HUB_OFFLINE="1")
     env.pop("BRAIN_VAULT", None)
-    sys.path.insert(0, str(REPO))
     from brain.daemon import config as config_mod
     from brain.daemon.places import Places
 

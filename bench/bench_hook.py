@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from brain.daemon.stats import percentile
+
 TARGET_DAEMON_P50_MS = 250
 
 
@@ -72,7 +74,7 @@ def one_run(env: dict, payload: bytes, extra: list[str]) -> tuple[float, bool]:
 
 def summarize(mode: str, samples: list[tuple[float, bool]], target: float | None) -> dict:
     times = sorted(ms for ms, _ in samples)
-    p99 = times[min(len(times) - 1, int(round(0.99 * (len(times) - 1))))]
+    p99 = percentile(times, 99)
     row = {"bench": "hook_session_start", "mode": mode, "runs": len(times),
            "p50_ms": round(statistics.median(times), 1), "p99_ms": round(p99, 1),
            "min_ms": round(times[0], 1), "max_ms": round(times[-1], 1),

@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from brain.daemon.stats import percentile as pct
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import TOPICS, generate  # noqa: E402
 
@@ -31,11 +33,6 @@ TARGETS = {"cold_pages_per_s": 1000, "query_p99_ms": 10, "save_p95_s": 1.0}
 
 def emit(**kw) -> None:
     print(json.dumps(kw), flush=True)
-
-
-def pct(values: list[float], p: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
 
 
 def rss_mb() -> float:
@@ -50,7 +47,7 @@ def open_engine(home: Path, vault: Path):
     return Engine(vault, places, {}, writer="bench")
 
 
-def bench_cold(home: Path, vault: Path, pages: int) -> None:
+def bench_cold(home: Path, vault: Path) -> None:
     engine = open_engine(home, vault)
     t0, c0 = time.perf_counter(), time.process_time()
     engine.attach_index()
@@ -112,10 +109,12 @@ def bench_query(home: Path, vault: Path, n: int) -> None:
         assert not err, body
     pages = engine.index.status()["pages"]
     emit(bench="search_arm", pages=pages, queries=n, p50_ms=round(pct(search_ms, 50), 2),
-         p99_ms=round(pct(search_ms, 99), 2), hit_rate=round(hits / n, 2), target_p99_ms=TARGETS["query_p99_ms"],
-         meets_target=pct(search_ms, 99) <= TARGETS["query_p99_ms"])
+         p99_ms=round(pct(search_ms, 99), 2), hit_rate=round(hits / n, 2), note="index.search alone")
+    # the target is for the recall query, so it is judged on the whole call
     emit(bench="recall_query", pages=pages, queries=n, p50_ms=round(pct(recall_ms, 50), 2),
-         p99_ms=round(pct(recall_ms, 99), 2), note="whole recall call: facts arm + search arm + envelope")
+         p99_ms=round(pct(recall_ms, 99), 2), target_p99_ms=TARGETS["query_p99_ms"],
+         meets_target=pct(recall_ms, 99) <= TARGETS["query_p99_ms"],
+         note="whole recall call: facts arm + search arm + envelope")
     engine.close()
 
 
@@ -124,7 +123,7 @@ def bench_save(home: Path, vault: Path, edits: int) -> None:
     engine.attach_index(watch=True)
     rng = random.Random(5)
     rels = [r[0] for r in engine.page_db.execute("SELECT path FROM pages ORDER BY id")]
-    lat = []
+    lat, missed = [], 0
     for i in range(edits):
         rel = rng.choice(rels)
         path = vault / rel
@@ -142,13 +141,14 @@ def bench_save(home: Path, vault: Path, edits: int) -> None:
             if results:
                 break
             if time.perf_counter() - t0 > 10:
+                missed += 1  # never searchable: counted, and its 10 s kept in the percentiles
                 break
             time.sleep(0.005)
         lat.append(time.perf_counter() - t0)
         time.sleep(0.05)
     emit(bench="save_to_searchable", edits=edits, p50_s=round(pct(lat, 50), 3), p95_s=round(pct(lat, 95), 3),
-         max_s=round(max(lat), 3), target_p95_s=TARGETS["save_p95_s"],
-         meets_target=pct(lat, 95) <= TARGETS["save_p95_s"], mode=engine.index.sync.mode)
+         max_s=round(max(lat), 3), missed=missed, target_p95_s=TARGETS["save_p95_s"],
+         meets_target=not missed and pct(lat, 95) <= TARGETS["save_p95_s"], mode=engine.index.sync.mode)
     engine.close()
 
 
@@ -169,7 +169,7 @@ def main() -> None:
         summary = generate(vault, ns.pages)
         emit(bench="corpus", pages=summary["pages"], facts=summary["facts"], seconds=round(time.perf_counter() - t0, 2))
         if "cold" in only or not (home / "cache").exists():
-            bench_cold(home, vault, ns.pages)
+            bench_cold(home, vault)
         if "query" in only:
             bench_query(home, vault, ns.queries)
         if "save" in only:

@@ -8,7 +8,7 @@ against the loopback fake servers the tests use (they answer instantly):
   verb      the whole verb through dispatch with each wire format's SDK,
             p50/p99 ms (gather + prompt + SDK round trip + parse)
 
-on sample_brain/ and on a generated vault (default 2,000 pages), keyword
+on sample_brain/ and on a bench/corpus.py vault (default 2,000 pages), keyword
 search only (no embedding model). Prints one JSON object per line.
 
     /work/venv/bin/python bench/bench_synthesize.py --pages 2000 --runs 40
@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import shutil
 import statistics
 import sys
@@ -27,8 +26,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from brain.daemon.stats import percentile
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "bench"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 QUESTIONS = [
@@ -38,30 +40,8 @@ QUESTIONS = [
     "Which companies did we meet about pricing?",
     "What are the open commitments for the design review?",
 ]
-WORDS = ("launch vendor budget pricing design review roadmap hiring contract renewal board meeting "
-         "migration outage customer onboarding security audit quarter invoice partner release").split()
-
-
-def generated_vault(root: Path, pages: int, seed: int = 7) -> Path:
-    rng = random.Random(seed)
-    for i in range(pages):
-        folder = ("people", "companies", "projects", "notes")[i % 4]
-        body = []
-        for _ in range(rng.randint(3, 9)):
-            body.append(" ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 20))).capitalize() + ".")
-        timeline = "\n".join(f"- 2025-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}: "
-                             f"{' '.join(rng.choice(WORDS) for _ in range(6))}" for _ in range(rng.randint(0, 4)))
-        text = (f"---\ntitle: {folder[:-1].title()} {i}\ndate: 2025-{rng.randint(1, 12):02d}-01\n---\n"
-                f"# {folder[:-1].title()} {i}\n\n" + "\n\n".join(body) + f"\n\n## Timeline\n{timeline}\n")
-        path = root / folder / f"page-{i}.md"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return root
-
-
 def pct(xs: list[float], p: float) -> float:
-    xs = sorted(xs)
-    return round(xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))], 2)
+    return round(percentile(xs, p), 2)
 
 
 def bench_vault(label: str, vault: Path, runs: int) -> None:
@@ -71,7 +51,7 @@ def bench_vault(label: str, vault: Path, runs: int) -> None:
     from brain.daemon.engine import Engine
     from brain.daemon.llm.providers import provider_from_config
     from brain.daemon.places import Places
-    from brain.daemon.protocol import Caller
+    from brain.daemon.protocol import Caller, estimate_tokens
     from brain.daemon.gather import Window, gather
     from brain.daemon.synthesis import build_prompt
 
@@ -90,7 +70,7 @@ def bench_vault(label: str, vault: Path, runs: int) -> None:
             system, user = build_prompt(q, g, Window())
             times.append((time.perf_counter() - t) * 1000)
             pages.append(len(g.pages))
-            tokens.append((len(system) + len(user)) // 4)
+            tokens.append(estimate_tokens(system) + estimate_tokens(user))
         print(json.dumps({"bench": "synthesize.gather", "vault": label, "index_s": round(index_s, 2),
                           "runs": runs, "p50_ms": pct(times, 50), "p99_ms": pct(times, 99),
                           "pages_gathered_median": statistics.median(pages),
@@ -111,13 +91,16 @@ def bench_vault(label: str, vault: Path, runs: int) -> None:
                     assert not err and body["synthesis_status"] == "ok", body
                 print(json.dumps({"bench": "synthesize.verb", "vault": label, "provider": provider, "runs": runs,
                                   "p50_ms": pct(times, 50), "p99_ms": pct(times, 99),
-                                  "usd_per_call": body["cost"]["usd_estimate"]}), flush=True)
+                                  # priced from the fake's fixed usage, not a measured figure
+                                  "usd_per_call_at_3000_in_200_out": body["cost"]["usd_estimate"]}), flush=True)
     finally:
         engine.close()
         shutil.rmtree(home, ignore_errors=True)
 
 
 def main() -> int:
+    import corpus
+
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pages", type=int, default=2000, help="size of the generated vault")
     ap.add_argument("--runs", type=int, default=40)
@@ -127,7 +110,8 @@ def main() -> int:
         sample = tmp / "sample_brain"
         shutil.copytree(REPO / "sample_brain", sample, ignore=shutil.ignore_patterns(".brain"))
         bench_vault("sample_brain", sample, ns.runs)
-        bench_vault(f"generated-{ns.pages}", generated_vault(tmp / "gen", ns.pages), ns.runs)
+        corpus.generate(tmp / "gen", ns.pages)
+        bench_vault(f"generated-{ns.pages}", tmp / "gen", ns.runs)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0

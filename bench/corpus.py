@@ -19,6 +19,9 @@ import json
 import random
 from pathlib import Path
 
+from brain.daemon.protocol import iso
+from brain.indexer.slugs import slugify as _slug
+
 FIRST = ["Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ivan", "Jia", "Kofi", "Lena",
          "Mateo", "Nadia", "Omar", "Priya", "Quinn", "Rosa", "Sven", "Tariq", "Uma", "Viktor", "Wen", "Yara",
          "Zoe", "Arjun", "Bea", "Cyrus", "Dmitri", "Elif", "Femi", "Greta", "Hugo", "Ines", "Jonas", "Keiko"]
@@ -54,10 +57,6 @@ SENTENCES = [
 KINDS = ["fact", "fact", "preference", "commitment", "belief", "event"]
 BASE_DAY = _dt.date(2024, 1, 1)
 BASE_TS = _dt.datetime(2025, 1, 1, tzinfo=_dt.timezone.utc)
-
-
-def _slug(text: str) -> str:
-    return "-".join("".join(ch if ch.isalnum() else " " for ch in text.lower()).split())
 
 
 class _Names:
@@ -200,7 +199,7 @@ def _write_facts(out: Path, rng, names: _Names, n: int) -> None:
     with open(path, "w", encoding="utf-8") as f:
         for i in range(1, n + 1):
             ts = BASE_TS + _dt.timedelta(minutes=7 * i)
-            stamp = ts.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ts.microsecond // 1000:03d}Z"
+            stamp = iso(ts)
             who = rng.choice(names.people)
             rec = {"op": "insert", "id": i, "ts": stamp, "fact": f"{who} {rng.choice(['likes', 'owns', 'is working on', 'worries about'])} {rng.choice(TOPICS)}",
                    "kind": rng.choice(KINDS), "entity_slug": f"people/{_slug(who)}",

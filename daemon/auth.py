@@ -14,12 +14,12 @@ import json
 import os
 import re
 import secrets
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..indexer.atomic_files import write_atomic
+from .protocol import now_iso
 
 TOKEN_PREFIX = "brain_"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -91,7 +91,7 @@ def create_token(places, name: str, *, can_write: bool) -> str:
                              "or choose another name")
         secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
         rows.append({"name": name, "sha256": _hash(secret), "scope": "write" if can_write else "read",
-                     "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+                     "created_at": now_iso()})
         _save(places, rows)
     return secret
 

@@ -226,23 +226,20 @@ def threads_for(engine, row: sqlite3.Row, world_only: bool) -> list[dict]:
     return open_threads(engine, row["slug"], recent_timeline(engine.page_db, row["id"]), world_only)
 
 
-# -- the lookup the entity verb and context_pack share ------------------------
+# -- the entity verb's lookup ------------------------------------------------
 
-def lookup(engine, name: str, world_only: bool, with_suggestions: bool = True) -> dict:
+def lookup(engine, name: str, world_only: bool) -> dict:
     """`{found, card?, suggestions?}` for a name, per §3.3 (no latency, no version)."""
     rows = resolve(engine.page_db, name, world_only)
     if rows:
         body: dict = {"found": True, "card": build_card(engine, rows[0], world_only)}
         runners = rows[1 : 1 + MAX_RUNNERS_UP]
-        if runners and with_suggestions:
+        if runners:
             body["suggestions"] = [
                 {"slug": r["slug"], "title": r["title"] or r["slug"], "create_safety": "exists"} for r in runners
             ]
         return body
-    body = {"found": False}
-    if with_suggestions:
-        body["suggestions"] = near_misses(engine, name, world_only)
-    return body
+    return {"found": False, "suggestions": near_misses(engine, name, world_only)}
 
 
 def near_misses(engine, name: str, world_only: bool) -> list[dict]:

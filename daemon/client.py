@@ -21,6 +21,11 @@ class DaemonCallError(RuntimeError):
     pass
 
 
+def json_line(msg) -> bytes:
+    """One newline-framed JSON message, as the daemon's socket reads them."""
+    return json.dumps(msg, ensure_ascii=False).encode() + b"\n"
+
+
 def _request_bytes(verb: str, args, preamble: dict) -> bytes:
     client = preamble.get("client", "brain")
     lines = [
@@ -31,7 +36,7 @@ def _request_bytes(verb: str, args, preamble: dict) -> bytes:
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": CALL_ID, "method": "tools/call", "params": {"name": verb, "arguments": args}},
     ]
-    return b"".join(json.dumps(m, ensure_ascii=False).encode() + b"\n" for m in lines)
+    return b"".join(json_line(m) for m in lines)
 
 
 def _read_answer(sock) -> dict:
@@ -53,9 +58,8 @@ def _read_answer(sock) -> dict:
             if not line.strip():
                 continue
             msg = json.loads(line)
-            if msg.get("id") == CALL_ID or (msg.get("id") is None and "error" in msg):
-                return msg
-            if msg.get("id") == 1 and "error" in msg:
+            # the call's answer, or a refusal of the preamble (no id) or of the handshake (id 1)
+            if msg.get("id") == CALL_ID or ("error" in msg and msg.get("id") in (None, 1)):
                 return msg
 
 

@@ -138,11 +138,11 @@ def coerce(key: str, raw: str):
     if key == "llm.base_url" and not raw.startswith(("http://", "https://")):
         raise ValueError(f"llm.base_url takes an http:// or https:// URL (e.g. http://localhost:11434/v1), not {raw!r}")
     if key == "protocol_installed_at":
-        import datetime as _dt
+        from .protocol import parse_iso
 
         try:
-            _dt.datetime.fromisoformat(raw.replace("Z", "+00:00"))
-        except ValueError:
+            parse_iso(raw)
+        except (ValueError, OverflowError):
             raise ValueError(f"protocol_installed_at takes an ISO 8601 timestamp such as "
                              f"2026-06-12T09:30:00.000Z, not {raw!r}") from None
     if key == "vault":

@@ -104,20 +104,6 @@ class Engine:
     def dedup_degraded(self) -> bool:
         return self.embedder is None
 
-    def similar_fact(self, entity_slug: str, text: str):
-        """(row, cosine) of the most similar active fact about the entity, or None."""
-        if self.embedder is None or not hasattr(self, "fact_similarity"):
-            return None
-        return self.fact_similarity(entity_slug, text)  # type: ignore[attr-defined]
-
-    def after_fact_insert(self, fid: int, text: str) -> None:
-        """Hook for the vector layer to store the fact's embedding."""
-        hook = getattr(self, "on_fact_insert", None)
-        if hook is not None:
-            try:
-                hook(fid, text)
-            except Exception:
-                log.warning("could not embed fact #%d", fid, exc_info=True)
 
     # -- embedding model and vectors (indexer/embedder.py, vectors.py, fact_vectors.py) --
 
@@ -158,19 +144,26 @@ class Engine:
         # facts saved while the model was loading (or before a cache rebuild) get their vectors
         self.fact_vectors.backfill(self.facts.query(["entity_slug IS NOT NULL"], [], "id", None))
 
-    def fact_similarity(self, entity_slug: str, text: str):
-        """(row, cosine) of the nearest of the entity's 5 newest active facts (§3.2), or None."""
+    def fact_similarity(self, entity_slug: str, text: str, world_only: bool):
+        """(row, cosine) of the nearest of the entity's 5 newest active facts (§3.2), or None
+        without a model. `world_only` for remote callers: they are never matched
+        against (and so never learn of, or supersede) a private fact."""
         if self.fact_vectors is None:
             return None
-        rows = self.facts.active_for_entity(entity_slug, world_only=False, limit=5)
+        rows = self.facts.active_for_entity(entity_slug, world_only=world_only, limit=5)
         return self.fact_vectors.nearest(rows, text)
 
     def on_fact_insert(self, fid: int, text: str) -> None:
+        """Store a new entity fact's embedding (the backfill covers facts saved before the model)."""
         if self.fact_vectors is None:
-            return  # the backfill embeds it once the model is ready
+            return
         row = self.facts.get(fid)
-        if row is not None and row["entity_slug"] is not None:  # only entity facts are ever deduped
+        if row is None or row["entity_slug"] is None:  # only entity facts are ever deduped
+            return
+        try:
             self.fact_vectors.store(fid, text)
+        except Exception:  # the fact is saved; a missing vector only weakens dedup
+            log.warning("could not embed fact #%d", fid, exc_info=True)
 
     def close(self) -> None:
         self._closed = True

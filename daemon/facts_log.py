@@ -13,6 +13,8 @@ import logging
 import os
 from pathlib import Path
 
+from ..indexer.atomic_files import fsync_dir
+
 log = logging.getLogger("brain.facts")
 
 
@@ -31,7 +33,7 @@ class FactsLog:
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         if created:
             # the file's fsync does not cover its name: make the new entry durable too
-            _fsync_dir(self.path.parent)
+            fsync_dir(self.path.parent)
 
     def _repair_torn_tail(self) -> None:
         try:
@@ -58,7 +60,7 @@ class FactsLog:
                 out.write(tail)
                 out.flush()
                 os.fsync(out.fileno())
-            _fsync_dir(self.path.parent)
+            fsync_dir(self.path.parent)
             f.truncate(start)
             f.flush()
             os.fsync(f.fileno())
@@ -143,12 +145,3 @@ class FactsLog:
                     yield line_no, None, pos, str(e)[:160]
                     continue
                 yield line_no, rec, pos, None
-
-
-def _fsync_dir(directory: Path) -> None:
-    """Make a directory's entries (a new or renamed file's name) durable."""
-    dfd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)

@@ -19,7 +19,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from .protocol import Caller, estimate_tokens, iso
+from .protocol import Caller, estimate_tokens, iso, pack_greedy
 from .timeparse import parse_date
 
 EVIDENCE_BUDGET_TOKENS = 6000   # page text in the prompt
@@ -218,12 +218,6 @@ def _gather_facts(engine, question: str, slugs: list[str], caller: Caller, windo
         where.append("valid_from <= ?")
         params.append(iso(window.until))
     rows = engine.facts.query(where, params, "valid_from DESC, id DESC", MAX_FACTS, world_only=caller.remote)
-    facts, used = [], 0
-    for r in rows:
-        cost = estimate_tokens(r["fact"]) + 8
-        if used + cost > FACTS_BUDGET_TOKENS:
-            break
-        used += cost
-        facts.append({"id": r["id"], "fact": r["fact"], "kind": r["kind"], "entity_slug": r["entity_slug"],
-                      "date": (r["valid_from"] or "")[:10]})
-    return facts
+    kept, _used = pack_greedy(rows, [estimate_tokens(r["fact"]) + 8 for r in rows], FACTS_BUDGET_TOKENS)
+    return [{"id": r["id"], "fact": r["fact"], "kind": r["kind"], "entity_slug": r["entity_slug"],
+             "date": (r["valid_from"] or "")[:10]} for r in kept]

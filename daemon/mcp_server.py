@@ -56,14 +56,12 @@ class CallGate:
         self._cond = threading.Condition()
         self._running = 0
         self.closed = False
-        self.calls_total = 0
 
     def enter(self) -> bool:
         with self._cond:
             if self.closed:
                 return False
             self._running += 1
-            self.calls_total += 1
             return True
 
     def leave(self) -> None:

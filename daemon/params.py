@@ -6,6 +6,8 @@ protocol wants an `invalid_params` envelope naming the first failing key.
 
 from __future__ import annotations
 
+import math
+
 from .protocol import GENERIC_PARAM_SUGGESTION, InvalidParams
 from .tooldefs import ToolDef
 
@@ -48,3 +50,12 @@ def normalize_and_validate(tool: ToolDef, args: dict | None) -> dict:
                 f'Parameter "{p.name}" must be one of: {", ".join(p.enum)}', GENERIC_PARAM_SUGGESTION
             )
     return out
+
+
+def clamp_limit(value, default: int, cap: int) -> int:
+    """A count parameter: a whole number from 1 up, capped; anything else means the default."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return default
+    if value < 1 or int(value) != value:
+        return default
+    return min(int(value), cap)

@@ -10,6 +10,9 @@ from __future__ import annotations
 import datetime as _dt
 from dataclasses import dataclass
 
+# one formatter for the wire and the tables; re-exported for the verbs
+from ..indexer.timestamps import iso, now_iso, utcnow  # noqa: F401
+
 PROTOCOL = "MEMORY_VERBS"
 PROTOCOL_VERSION = 1
 
@@ -108,26 +111,6 @@ class Caller:
 
 LOCAL = Caller.local()
 REMOTE = Caller()
-
-
-def utcnow() -> _dt.datetime:
-    return _dt.datetime.now(_dt.timezone.utc)
-
-
-def iso(ts: _dt.datetime | None) -> str | None:
-    """`YYYY-MM-DDTHH:MM:SS.mmmZ`, as JS `toISOString` renders an instant."""
-    if ts is None:
-        return None
-    if ts.tzinfo is None:
-        ts = ts.replace(tzinfo=_dt.timezone.utc)
-    ts = ts.astimezone(_dt.timezone.utc)
-    # not strftime: glibc renders year 1 as "1", not "0001"
-    return (f"{ts.year:04d}-{ts.month:02d}-{ts.day:02d}T{ts.hour:02d}:{ts.minute:02d}:{ts.second:02d}."
-            f"{ts.microsecond // 1000:03d}Z")
-
-
-def now_iso() -> str:
-    return iso(utcnow())  # type: ignore[return-value]
 
 
 def parse_iso(text: str) -> _dt.datetime:

@@ -24,6 +24,8 @@ import sys
 import threading
 from pathlib import Path
 
+from .client import json_line
+
 SURFACE_ORDER = ("verbs", "starter", "full")
 FORCE_ENV = "BRAIN_MCP_FORCE_SURFACE"
 CHUNK = 1024 * 1024
@@ -65,8 +67,7 @@ def resolve_surface(flag: str | None, cfg: dict, environ=None) -> tuple[str, str
 
 def preamble(surface: str) -> bytes:
     # lane is always remote: an MCP host is never the trusted local lane
-    return (json.dumps({"surface": surface, "lane": "remote", "client": "brain-serve",
-                        "transport": "stdio"}) + "\n").encode()
+    return json_line({"surface": surface, "lane": "remote", "client": "brain-serve", "transport": "stdio"})
 
 
 def _say(msg: str) -> None:
@@ -127,14 +128,15 @@ class Relay:
 
     def _open(self, replay: bool) -> None:
         sock, _ = self.connect()
-        sock.sendall(preamble(self.surface))
+        opening = [preamble(self.surface)]
         if replay and self.init_line is not None:
             self.replays += 1
             msg = json.loads(self.init_line)
             msg["id"] = f"{RELAY_ID_PREFIX}{self.replays}"
-            sock.sendall(json.dumps(msg).encode() + b"\n")
+            opening.append(json_line(msg))
             if self.initialized_line is not None:
-                sock.sendall(self.initialized_line)
+                opening.append(self.initialized_line)
+        sock.sendall(b"".join(opening))
         self.sock = sock
         self._reader = threading.Thread(target=self._pump_from_daemon, args=(sock,), daemon=True)
         self._reader.start()
@@ -192,7 +194,7 @@ class Relay:
             err = {"jsonrpc": "2.0", "id": rid, "error": {
                 "code": -32603, "message": "the brain daemon stopped while answering this call; "
                 "it restarts on the next call — retry it"}}
-            self._write_out(json.dumps(err).encode() + b"\n")
+            self._write_out(json_line(err))
 
     # -- host side ---------------------------------------------------------
 

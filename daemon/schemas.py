@@ -149,6 +149,7 @@ SYNTHESIZE = _obj({
     "synthesis_status": {"type": "string", "enum": SYNTHESIS_STATUS},
     "pages_gathered": INT,
     "takes_gathered": INT,
+    "facts_gathered": INT,
     "warnings": _arr(STR),
     "protocol_version": VERSION,
 }, ("answer", "sources", "cost", "protocol_version"))

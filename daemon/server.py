@@ -34,13 +34,13 @@ from ..indexer.atomic_files import write_atomic
 from .. import __version__
 from . import config as config_mod
 from .places import Places
-from .spawn import log_path, pid_path, read_pid_file
+from .protocol import now_iso
+from .spawn import EXIT_ALREADY_RUNNING, log_path, pid_path, read_pid_file
 
 log = logging.getLogger("brain.daemon")
 
-# exit codes the spawner understands
+# exit codes the spawner understands (EXIT_ALREADY_RUNNING lives in spawn.py, which reads it)
 EXIT_OK = 0
-EXIT_ALREADY_RUNNING = 3   # another daemon serves the vault: a spawner waits for its socket
 EXIT_LOCKED = 4            # a non-daemon writer holds the vault: a spawner reports it
 EXIT_FAILED = 1
 
@@ -101,25 +101,19 @@ class Warmup:
 
     def _run(self) -> None:
         t0 = time.monotonic()
-        attach = getattr(self.engine, "attach_index", None)
-        if attach is not None:
-            try:
-                attach(watch=self.watch)
-            except Exception as e:  # the daemon still serves facts without an index
-                log.exception("could not attach the index")
-                self.errors["index"] = str(e)
+        try:
+            self.engine.attach_index(watch=self.watch)
+        except Exception as e:  # the daemon still serves facts without an index
+            log.exception("could not attach the index")
+            self.errors["index"] = str(e)
         self.timings["index_s"] = round(time.monotonic() - t0, 3)
         self.index_ready.set()
         log.info("index ready in %.2fs", self.timings["index_s"])
         t1 = time.monotonic()
-        load = getattr(self.engine, "load_models", None)
-        if self.models and load is not None:
+        if self.models:
             try:
                 # we are already off the accept path: load in this thread
-                try:
-                    load(background=False)
-                except TypeError:
-                    load()
+                self.engine.load_models(background=False)
             except Exception as e:  # keyword-only search, said so in search_degraded
                 log.exception("could not load the embedding model")
                 self.errors["model"] = str(e)
@@ -240,7 +234,7 @@ def _run_with_engine(places: Places, vault: Path, cfg: dict, engine, warmup: War
         # the pid file first: whoever reaches the socket can find its owner
         write_atomic(pid_path(places, vault), mode=0o600, data=json.dumps({
             "pid": os.getpid(), "vault": str(vault), "socket": str(sock_path),
-            "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "version": __version__,
+            "started_at": now_iso(), "version": __version__,
             "log": str(log_path(places, vault)),
         }).encode())
         try:

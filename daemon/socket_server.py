@@ -83,14 +83,12 @@ class SocketServer:
     """Accepts connections and serves each with its own MCP session."""
 
     def __init__(self, engine, *, gate: CallGate, default_surface: str = "full", ready=None):
-        self.engine = engine
         self.call = engine_call(engine, gate=gate, ready=ready)
         self.gate = gate
         self.default_surface = default_surface
         self.limiter: anyio.CapacityLimiter | None = None
         self.slow_limiter: anyio.CapacityLimiter | None = None
         self._servers: dict[Caller, object] = {}
-        self.connections = 0
         # each open connection's requests not yet answered (see unanswered())
         self._unanswered: list[set] = []
 
@@ -130,13 +128,11 @@ class SocketServer:
                 task_group.start_soon(self.handle, stream)
 
     async def handle(self, stream) -> None:
-        self.connections += 1
         try:
             await self._session(stream)
         except Exception:
             log.exception("connection failed")
         finally:
-            self.connections -= 1
             with anyio.CancelScope(shield=True):
                 try:
                     await stream.aclose()

@@ -119,25 +119,9 @@ def _start_failure(places, vault: Path, code) -> DaemonStartError:
     )
 
 
-def vault_lock_free(vault: Path) -> bool:
-    """True when no process holds the vault's writer lock (a momentary probe)."""
-    import fcntl
-
-    try:
-        fd = os.open(Path(vault) / ".brain" / "writer.lock", os.O_RDONLY)
-    except OSError:
-        return True
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-
-
 def wait_for_socket(places, vault: Path, proc=None, timeout: float = START_TIMEOUT_S) -> socket.socket:
+    from .vault_lock import VaultLock
+
     path = places.socket_path(vault)
     deadline = time.monotonic() + timeout
     delay = 0.005
@@ -154,16 +138,15 @@ def wait_for_socket(places, vault: Path, proc=None, timeout: float = START_TIMEO
                     return elsewhere
                 # another daemon held the vault: wait for its socket, unless it
                 # was a daemon on its way out (it stopped while we started)
-                if respawns < 3 and try_connect(path) is None and vault_lock_free(vault):
+                if respawns < 3 and try_connect(path) is None and VaultLock(vault).is_free():
                     respawns += 1
                     proc = start_daemon(places, vault)
                     continue
             elif code is not None:
                 raise _start_failure(places, vault, code)
         if time.monotonic() > deadline:
-            from .vault_lock import VaultLock
-
-            holder = {} if vault_lock_free(vault) else VaultLock(vault).holder()
+            lock = VaultLock(vault)
+            holder = {} if lock.is_free() else lock.holder()
             if holder.get("kind") == "daemon" and pid_alive(holder.get("pid")):
                 raise DaemonStartError(
                     f"a daemon (pid {holder.get('pid')}) holds the vault {vault} but does not answer on {path}; "

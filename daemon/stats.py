@@ -13,21 +13,20 @@ import datetime as _dt
 import json
 import math
 
+from .protocol import iso, parse_iso
 from .tooldefs import VERB_NAMES as VERBS
 from .usage import UsageLog
 
 PRIVACY = "local JSONL only — never uploaded"
-DEFAULT_DAYS = 30
 
 
 def _parse_ts(value) -> _dt.datetime | None:
     if not isinstance(value, str):
         return None
     try:
-        ts = _dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return parse_iso(value)
     except ValueError:
         return None
-    return ts if ts.tzinfo else ts.replace(tzinfo=_dt.timezone.utc)
 
 
 def percentile(values: list[int], q: float) -> int:
@@ -90,17 +89,12 @@ def aggregate(entries: list[dict], days: int, now: _dt.datetime | None = None) -
     return {"total_calls": total, "by_verb": by_verb}
 
 
-def stats_document(places, days: int = DEFAULT_DAYS, cfg: dict | None = None,
-                   now: _dt.datetime | None = None) -> dict:
+def stats_document(places, days: int, cfg: dict, now: _dt.datetime | None = None) -> dict:
     """The JSON document of `brain protocol stats --json`."""
     usage = UsageLog(places.usage_file)
     entries = usage.read()
     doc = {"days": days}
     doc.update(aggregate(entries, days, now))
-    if cfg is None:
-        from . import config as config_mod
-
-        cfg = config_mod.load(places.config_file)
     installed = cfg.get("protocol_installed_at")
     first = min((t for t in (_parse_ts(e.get("ts")) for e in entries if e.get("verb") in VERBS) if t), default=None)
     installed_ts = _parse_ts(installed)
@@ -110,14 +104,14 @@ def stats_document(places, days: int = DEFAULT_DAYS, cfg: dict | None = None,
     doc.update({
         "tthw_install_to_first_verb": tthw,
         "installed_at": installed if isinstance(installed, str) else None,
-        "first_verb_call": first.strftime("%Y-%m-%dT%H:%M:%S.") + f"{first.microsecond // 1000:03d}Z" if first else None,
+        "first_verb_call": iso(first),
         "sidecar": str(places.usage_file),
         "privacy": PRIVACY,
     })
     return doc
 
 
-def render_stats(places, days: int = DEFAULT_DAYS, as_json: bool = False, cfg: dict | None = None) -> str:
+def render_stats(places, days: int, as_json: bool, cfg: dict) -> str:
     """`brain protocol stats [--days N] [--json]` output, as one string."""
     doc = stats_document(places, days, cfg)
     if as_json:

@@ -13,7 +13,7 @@ import json
 import logging
 import re
 
-from .gather import Gathered, GatheredPage, Window, gather, question_terms  # noqa: F401 (re-exported)
+from .gather import Gathered, GatheredPage, Window, gather, question_terms  # noqa: F401 (GatheredPage: re-exported)
 from .llm.pricing import estimate_usd
 from .llm.providers import LLMCallError
 from .protocol import Caller, Unavailable

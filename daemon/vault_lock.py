@@ -13,6 +13,8 @@ import os
 import time
 from pathlib import Path
 
+from .protocol import now_iso
+
 
 class VaultLocked(RuntimeError):
     def __init__(self, path: Path, holder: dict):
@@ -49,9 +51,24 @@ class VaultLock:
                     raise VaultLocked(self.path, self.holder()) from None
                 time.sleep(0.02)
         os.ftruncate(fd, 0)
-        stamp = {"pid": os.getpid(), "kind": kind, "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        stamp = {"pid": os.getpid(), "kind": kind, "since": now_iso()}
         os.pwrite(fd, json.dumps(stamp).encode(), 0)
         self._fd = fd
+
+    def is_free(self) -> bool:
+        """True when no process holds the lock (a momentary probe)."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError:
+            return True
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return True
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
 
     def annotate(self, **extra) -> None:
         """Add facts about the holder to its stamp (the daemon adds its socket path)."""

@@ -18,6 +18,7 @@ only our handlers.
 from __future__ import annotations
 
 import difflib
+import json
 import math
 import os
 import shlex
@@ -168,30 +169,27 @@ def add_hooks(text: str | None, events, command: str, timeout: int, label: str =
     return text
 
 
-def has_our_hooks(text: str | None) -> bool:
-    """Whether any event in this settings/hooks file runs our command."""
+def our_handler(text: str | None) -> tuple[str, int] | None:
+    """(command, timeout) of the first handler of ours in this settings/hooks
+    file; None when it has none or is not JSON."""
     if not text or not text.strip():
-        return False
+        return None
     try:
-        import json
-
         data = json.loads(text)
     except ValueError:
-        return False
+        return None
     hooks = data.get("hooks") if isinstance(data, dict) else None
-    return isinstance(hooks, dict) and any(_groups_have_ours(v) for v in hooks.values())
-
-
-def our_handler(text: str) -> tuple[str, int] | None:
-    """(command, timeout) of the first handler of ours in the file."""
-    import json
-
-    for groups in (json.loads(text).get("hooks") or {}).values():
+    for groups in hooks.values() if isinstance(hooks, dict) else ():
         for g in groups if isinstance(groups, list) else []:
             for h in (g.get("hooks") or []) if isinstance(g, dict) else []:
                 if is_our_handler(h):
                     return h["command"], h.get("timeout", 0)
     return None
+
+
+def has_our_hooks(text: str | None) -> bool:
+    """Whether any event in this settings/hooks file runs our command."""
+    return our_handler(text) is not None
 
 
 def remove_hooks(text: str, label: str = "the file") -> str:
@@ -299,8 +297,9 @@ def plan_uninstall(target: Target) -> tuple[list[Change], list[str]]:
     cur = read_text(target.hooks_file)
     if cur is not None and cur.strip():
         _root(cur, str(target.hooks_file))  # a file that does not parse is reported, not called "not installed"
-    if has_our_hooks(cur):
-        command, timeout = our_handler(cur)
+    ours = our_handler(cur)
+    if ours is not None:
+        command, timeout = ours
         label = str(target.hooks_file)
         found, original = _original_before_install(
             target.hooks_file, cur, lambda t: add_hooks(t, target.events, command, timeout, label))
@@ -330,9 +329,7 @@ def diff(change: Change) -> str:
     b = (change.new or "").splitlines(keepends=True)
     lines = difflib.unified_diff(a, b, fromfile=str(change.path) if change.old is not None else "/dev/null",
                                  tofile=str(change.path) if change.new is not None else "/dev/null")
-    out = "".join(x if x.endswith("\n") else x + "\n\\ No newline at end of file\n" for x in lines)
-    return out
-
+    return "".join(x if x.endswith("\n") else x + "\n\\ No newline at end of file\n" for x in lines)
 
 
 def backup(path: Path, text: str) -> Path:

@@ -20,6 +20,7 @@ _WS = " \t\r\n"
 _STRING = re.compile(r'"(?:[^"\\\x00-\x1f]|\\.)*"', re.S)
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _INDENTED_LINE = re.compile(r"\n([ \t]+)\S")
+_LITERAL = re.compile(r"true|false|null")
 
 
 @dataclass
@@ -71,7 +72,7 @@ class _Parser:
         elif c in "-0123456789":
             m = _NUMBER.match(t, i)
         else:
-            m = re.compile(r"true|false|null").match(t, i)
+            m = _LITERAL.match(t, i)
         if not m:
             raise ValueError(f"unexpected character at offset {i}")
         self.i = m.end()

@@ -20,10 +20,9 @@ import threading
 import time
 from pathlib import Path
 
+from ..daemon.protocol import now_iso
 from ..daemon.usage import append_line
 
-# Claude Code and Codex both send one of these as `source`
-SOURCES = ("startup", "resume", "clear", "compact")
 MAX_ENTITIES = 8          # context_pack caps the list at 8 anyway
 MAX_STDIN_BYTES = 1 << 20  # a hook payload is a few hundred bytes
 LOG_ROTATE_BYTES = 1 << 20
@@ -104,7 +103,7 @@ def choose_entities(standing, project: str | None) -> list[str]:
     """Standing entities in config order, then the project page, at most 8,
     without repeats. The project always gets a seat when there is one."""
     if isinstance(standing, str):
-        standing = [s for s in standing.split(",")]
+        standing = standing.split(",")
     names: list[str] = []
     seen: set[str] = set()
     for name in list(standing or []):
@@ -156,8 +155,7 @@ class HookLog:
         if self.path is None:
             return
         ms = int((time.monotonic() - started) * 1000)
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
-        line = f"{stamp}Z session-start source={source or '-'} {outcome} {ms}ms {detail}".replace("\n", " ") + "\n"
+        line = f"{now_iso()} session-start source={source or '-'} {outcome} {ms}ms {detail}".replace("\n", " ") + "\n"
         append_line(self.path, line.encode("utf-8", "replace"), LOG_ROTATE_BYTES)
 
 

@@ -37,10 +37,15 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
         Path(tmp).unlink(missing_ok=True)
         raise
     try:  # the rename itself is durable only once the folder is synced
-        dfd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+        fsync_dir(path.parent)
     except OSError:
         pass
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make a folder's entries (a new or renamed file's name) durable."""
+    dfd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)

@@ -33,16 +33,6 @@ class Embedder(Protocol):
         ...
 
 
-def normalize_rows(m: np.ndarray) -> np.ndarray:
-    """Unit-length rows in float32 (a zero row stays zero)."""
-    m = np.asarray(m, dtype=np.float32)
-    if m.ndim == 1:
-        m = m[None, :]
-    norms = np.linalg.norm(m, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return m / norms
-
-
 class MiniLMEmbedder:
     """sentence-transformers all-MiniLM-L6-v2 on CPU, weights from the bundled package.
 
@@ -97,7 +87,7 @@ class MiniLMEmbedder:
             self.texts += len(texts)
             out = self._model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
                                      normalize_embeddings=True, show_progress_bar=False)
-        return normalize_rows(out)
+        return np.asarray(out, dtype=np.float32)  # unit length already: normalize_embeddings
 
 
 class ModelLoader:

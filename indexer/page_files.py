@@ -11,7 +11,6 @@ import re
 import unicodedata
 from pathlib import Path
 
-from .atomic_files import write_atomic as atomic_write  # noqa: F401  (page_ops uses this name)
 
 from .scan import MAX_PAGE_BYTES
 from .slugs import path_to_slug

@@ -7,9 +7,9 @@ pages; refusals are PageWriteError with the reason and the fix.
 
 from __future__ import annotations
 
-from .frontmatter import split_frontmatter
 from .markdown_page import parse_page
-from .page_files import PageWriteError, atomic_write, check_size, check_slug, content_hash, read_bytes
+from .atomic_files import write_atomic
+from .page_files import PageWriteError, check_size, check_slug, content_hash, read_bytes
 from .page_tables import iso_ns
 from .scan import IGNORE_FILE, classify, stat_page
 from .slugs import path_to_slug
@@ -56,7 +56,7 @@ class PageOps:
                     "Call get_page again, merge your edit into the current content, and retry with its hash.",
                     detail=f"current hash: {current}" if current else None)
             try:
-                atomic_write(path, data)
+                write_atomic(path, data)
             except (IsADirectoryError, NotADirectoryError, FileExistsError) as e:
                 # a folder named like the page file, or a file named like one of its folders
                 raise PageWriteError("invalid_slug", f"{rel} cannot be written: {e.strerror or e} "
@@ -94,7 +94,7 @@ class PageOps:
             return None  # made private since it was indexed
         st = stat_page(self.vault, row["path"])
         return {"slug": row["slug"], "title": page.title, "type": page.type, "content": text,
-                "frontmatter": split_frontmatter(text).data, "hash": content_hash(raw),
+                "frontmatter": page.frontmatter, "hash": content_hash(raw),
                 "updated_at": iso_ns(st.mtime_ns) if st else row["updated_at"]}
 
     def list_pages(self, prefix: str | None = None, limit: int = 50, *, remote: bool = True) -> list[dict]:

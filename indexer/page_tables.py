@@ -8,27 +8,16 @@ across edits: the diff is by content hash.
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import sqlite3
 
 from .markdown_page import ParsedPage
 from .scan import FileStat, Problem
 from .slugs import path_to_slug
+from .timestamps import iso_ns, now_iso  # noqa: F401  (vault_index, page_ops import them from here)
 from .wikilinks import LinkResolver
 
 _IN_CHUNK = 900  # bound on SQL variables per statement
-
-
-def iso_ns(ns: int) -> str:
-    """A file mtime (ns since epoch) as `YYYY-MM-DDTHH:MM:SS.mmmZ`."""
-    ts = _dt.datetime.fromtimestamp(ns / 1e9, tz=_dt.timezone.utc)
-    return ts.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ts.microsecond // 1000:03d}Z"
-
-
-def now_iso() -> str:
-    ts = _dt.datetime.now(_dt.timezone.utc)
-    return ts.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ts.microsecond // 1000:03d}Z"
 
 
 def collision_echo(path: str) -> str:

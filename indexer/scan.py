@@ -18,6 +18,7 @@ from pathlib import Path
 
 MAX_PAGE_BYTES = 4 * 1024 * 1024   # a bigger .md is almost surely an export or a dump
 IGNORE_FILE = ".brainignore"
+CONFLICT_FIX = "a sync-conflict copy; merge it into the original page and delete it"
 
 # Dropbox "x (conflicted copy 2026-01-02).md", "x (Alice's conflicted copy …)",
 # Syncthing "x.sync-conflict-20260102-101010-ABCDEFG.md", Nextcloud "x (conflict …)"
@@ -200,8 +201,7 @@ def _walk(abs_dir: str, rel_dir: str, rules: IgnoreRules, out: ScanResult, visit
         if kind == "ignored":
             continue
         if kind == "conflict":
-            out.problems.append(Problem(rel, "conflict_copy",
-                                        "a sync-conflict copy; merge it into the original page and delete it"))
+            out.problems.append(Problem(rel, "conflict_copy", CONFLICT_FIX))
             continue
         try:
             st = entry.stat(follow_symlinks=True)

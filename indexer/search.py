@@ -107,7 +107,8 @@ def search_pages(index, query: str, limit: int, *, remote: bool = True, embedder
         for rank, (pid, _, _) in enumerate(ranked):
             fused[pid] = fused.get(pid, 0.0) + 1.0 / (RRF_K + rank + 1)
     exact = list(dict.fromkeys(alias_ids + title_ids))
-    order = exact + sorted((p for p in fused if p not in set(exact)), key=lambda p: -fused[p])
+    exact_set = set(exact)
+    order = exact + sorted((p for p in fused if p not in exact_set), key=lambda p: -fused[p])
     if not order:
         return [], degraded
     order = order[: max(limit * 2, limit + len(exact))]

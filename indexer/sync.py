@@ -58,7 +58,6 @@ class VaultSync:
         self.observer_factory = observer_factory
         self.mode: str | None = None       # "inotify" (or the platform's native observer) | "polling"
         self.warning: str | None = None
-        self.batches = 0
         self.failures = 0
         self._cond = threading.Condition()
         self._paths: set[str] = set()
@@ -212,7 +211,6 @@ class VaultSync:
                 self._busy = True
             try:
                 self.index.apply(paths, dirs, moves)
-                self.batches += 1
                 self._retry_s = 0.0
             except Exception:
                 self.failures += 1

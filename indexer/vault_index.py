@@ -10,7 +10,6 @@ only committed batches.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import sqlite3
@@ -21,17 +20,16 @@ from typing import Callable, Iterable
 from .db import open_db
 from .keyword import KeywordIndex
 from .markdown_page import parse_page
-from .page_files import PageWriteError
+from .page_files import PageWriteError, content_hash
 from .page_ops import PageOps
 from .page_tables import PageTables, collision_echo, now_iso
-from .scan import IGNORE_FILE, FileStat, IgnoreRules, Problem, classify, read_page, scan_vault, stat_page
+from .scan import CONFLICT_FIX, IGNORE_FILE, FileStat, IgnoreRules, Problem, classify, read_page, scan_vault, stat_page
 from .slugs import path_to_slug
 
 log = logging.getLogger("brain.indexer")
 
 BATCH_PAGES = 500   # pages per commit: a `git checkout` of 1,000 files is 2 commits
 FULL_BATCH_PAGES = 2000   # a whole-vault pass commits less often (each commit fsyncs)
-CONFLICT_FIX = "a sync-conflict copy; merge it into the original page and delete it"
 
 
 class VaultIndex(PageOps):
@@ -117,14 +115,6 @@ class VaultIndex(PageOps):
                 raise
             self.last_report = report
             return report
-
-    def upsert(self, rel: str) -> dict:
-        """Index one file (vault-relative path) as it is on disk now."""
-        return self.apply([rel])
-
-    def delete(self, rel: str) -> dict:
-        """Forget a page whose file is gone (a file that still exists is re-indexed instead)."""
-        return self.apply([rel])
 
     def rename(self, old_rel: str, new_rel: str) -> dict:
         """A file moved: the page keeps its id, and links follow the new name."""
@@ -244,7 +234,7 @@ class VaultIndex(PageOps):
             got = read_page(self.vault, rel, present[rel].size)
             reads[rel] = got
             if got[0] is not None:
-                src = by_hash.pop(hashlib.sha256(got[0]).hexdigest(), None)
+                src = by_hash.pop(content_hash(got[0]), None)
                 if src is not None:
                     pairs[rel] = gone_rows.pop(src)
         return pairs
@@ -265,7 +255,7 @@ class VaultIndex(PageOps):
             if row is not None:
                 self._delete_row(row)
             return "skipped"
-        h = hashlib.sha256(raw).hexdigest()
+        h = content_hash(raw)
         if row is not None and not renamed and row["content_hash"] == h:
             t.touch(row["id"], FileStat(rel, st.mtime_ns, st.size))
             self.stats["touched"] += 1
@@ -421,8 +411,3 @@ def _parts(seq, n=900):
     for i in range(0, len(seq), n):
         yield seq[i:i + n]
 
-
-def file_is_stale(vault: Path, path: str, mtime_ns: int, size: int) -> bool:
-    """True when the file on disk is not the one that was indexed (cheap: one stat)."""
-    st = stat_page(vault, path)
-    return st is None or st.mtime_ns != mtime_ns or st.size != size

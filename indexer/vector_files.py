@@ -89,8 +89,8 @@ def save(directory: Path, stored: Stored, model_id: str, dim: int) -> int:
         "ef_construction": stored.ef_construction, "generation": gen, "index_file": graph.name,
         "max_elements": stored.index.get_max_elements(), "labels": stored.labels, "deleted": sorted(stored.deleted),
     }
+    # write_atomic syncs the folder after its rename, which makes the graph's rename above durable too
     write_atomic(directory / SIDECAR, json.dumps(meta, separators=(",", ":")).encode())
-    _fsync_dir(directory)
     remove(directory, keep=graph.name)
     return gen
 
@@ -103,12 +103,3 @@ def remove(directory: Path, keep: str | None = None) -> None:
     if keep is None:
         (directory / SIDECAR).unlink(missing_ok=True)
 
-
-
-def _fsync_dir(directory: Path) -> None:
-    # the renames above are durable only once the folder itself is synced
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -76,7 +76,8 @@ def test_config_set_checks_values_and_names_the_fix():
                              ("llm.provider", "openia", "anthropic, openai"),
                              ("http.port", "99999", "65535"),
                              ("llm.base_url", "localhost:11434", "http://"),
-                             ("vault", "/nonexistent/notes", "not a folder")]:
+                             ("vault", "/nonexistent/notes", "not a folder"),
+                             ("protocol_installed_at", "last tuesday", "ISO 8601")]:
         r = brain("config", "set", key, value)
         assert r.returncode == 1, (key, value, r.stdout)
         assert says in r.stderr and "fix:" in r.stderr and "Traceback" not in r.stderr, (key, value, r.stderr)

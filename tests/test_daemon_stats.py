@@ -9,6 +9,7 @@ import pytest
 
 from daemon_fixtures import configured, daemon, reaper, small_vault  # noqa: F401  (fixtures)
 
+from brain.daemon import config as config_mod
 from brain.daemon.client import call_daemon
 from brain.daemon.stats import aggregate, format_tthw, percentile, render_stats, stats_document
 
@@ -33,7 +34,8 @@ def test_usage_lines_and_stats_from_calls_over_the_socket(daemon, places):
     assert lines[4]["budget_dropped"] >= 3
     assert lines[5]["entity_found"] is False
 
-    doc = json.loads(render_stats(places, 30, True))
+    cfg = config_mod.load(places.config_file)
+    doc = json.loads(render_stats(places, 30, True, cfg))
     assert doc["total_calls"] == 6 and doc["days"] == 30
     rem = doc["by_verb"]["remember"]
     assert rem["calls"] == 4 and rem["errors"] == 1 and rem["error_rate"] == 0.25
@@ -43,7 +45,7 @@ def test_usage_lines_and_stats_from_calls_over_the_socket(daemon, places):
     assert doc["installed_at"] == "2026-01-01T00:00:00.000Z" and doc["tthw_install_to_first_verb"]
     assert doc["sidecar"] == str(places.usage_file) and "never uploaded" in doc["privacy"]
 
-    text = render_stats(places, 30, False)
+    text = render_stats(places, 30, False, cfg)
     first = text.splitlines()[1]
     assert first.lstrip().startswith("remember") and "4" in first and "1 errors" in first
     assert "hit 0/1" in text and "budget-dropped" in text

@@ -36,13 +36,30 @@ def test_deleting_the_cache_keeps_facts_and_ids(tmp_path):
     s2.close()
 
 
+class _CountingStore(FactsStore):
+    """The real store, remembering how many log lines each catch-up read
+    (the one run on open included)."""
+
+    def catch_up(self) -> int:
+        n = super().catch_up()
+        self.reads = [*getattr(self, "reads", []), n]
+        return n
+
+
 def test_reopen_reads_only_new_lines(tmp_path):
     log, cache = tmp_path / "facts.jsonl", tmp_path / "facts.sqlite"
     s = FactsStore(log, cache)
-    _insert(s, "a")
+    for i in range(5):
+        _insert(s, f"fact {i}")
     s.close()
-    s = FactsStore(log, cache)
-    assert s.catch_up() == 0  # nothing new
+    # a line another writer appended while this cache was closed
+    rec = json.loads(log.read_text().splitlines()[-1])
+    with open(log, "a", encoding="utf-8") as f:
+        f.write(json.dumps({**rec, "id": 6, "fact": "appended"}) + "\n")
+    s = _CountingStore(log, cache)
+    assert s.reads == [1]  # the new line only, not the five the cache already holds
+    assert [r["fact"] for r in s.query([], [], "id", None)] == [f"fact {i}" for i in range(5)] + ["appended"]
+    assert s.catch_up() == 0 and s.reads == [1, 0]
     s.close()
 
 

@@ -185,6 +185,27 @@ def test_remote_similarity_dedup_never_touches_a_private_fact(vault, places, min
         e.close()
 
 
+def test_remote_similarity_still_finds_the_world_fact_behind_a_private_one(vault, places, minilm, local, remote):
+    # the nearest fact overall is private; a remote write must be compared
+    # with the world facts it may see, not dropped after the private match
+    from brain.daemon.engine import Engine
+
+    e = Engine(vault, places, {}, writer="test")
+    try:
+        e.load_models(background=False, embedder=minilm)
+        args = {"provenance": "t", "entity": "people/zed"}
+        world, _ = call(e, "remember", {**args, "fact": "Zed works at Acme Robotics in Berlin"}, local)
+        # stored directly: through remember it would be a duplicate of the world fact
+        secret = e.facts.insert(fact="Zed works at Acme Robotics, Berlin", kind="belief", entity_slug="people/zed",
+                                visibility="private", source="t", valid_until=None)
+        e.on_fact_insert(secret, "Zed works at Acme Robotics, Berlin")
+        body, err = call(e, "remember", {**args, "fact": "Zed works at Acme Robotics, Berlin"}, remote)
+        assert not err and body["status"] == "superseded", body
+        assert e.facts.get(int(world["id"]))["superseded_by"] == int(body["id"])
+    finally:
+        e.close()
+
+
 def test_concurrent_remembers_never_share_an_id(engine, local):
     import json
     import threading

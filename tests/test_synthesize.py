@@ -124,6 +124,8 @@ def test_good_answer_each_wire_format(seeded, local, fake, vault, provider, mode
     body, is_error = call(seeded, "synthesize", {"question": QUESTION}, local)
     assert not is_error, body
     assert validate(body, RESPONSE_SCHEMAS["synthesize"]) == []
+    # every field sent is declared, so a wrong type in any of them would be caught
+    assert set(body) <= set(RESPONSE_SCHEMAS["synthesize"]["properties"])
     assert body["synthesis_status"] == "ok"
     assert body["answer"].startswith("The launch moved to April 14")
     # a slug never gathered is dropped; a wikilink-wrapped one is normalised; duplicates collapse

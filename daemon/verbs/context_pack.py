@@ -54,7 +54,7 @@ def decayed_confidence(row, now: _dt.datetime) -> float:
     except ValueError:
         pass
     try:
-        age_days = max(0.0, (now - parse_iso(row["valid_from"] or row["created_at"])).total_seconds() / 86400)
+        age_days = max(0.0, (now - parse_iso(row["valid_from"])).total_seconds() / 86400)
     except ValueError:
         age_days = 0.0
     half_life = HALF_LIFE_DAYS.get(row["kind"], 365)

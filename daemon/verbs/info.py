@@ -21,12 +21,15 @@ def whoami(engine, args: dict, caller: Caller) -> dict:
 
 def status(engine, args: dict, caller: Caller) -> dict:
     db = engine.page_db
-    pages = db.execute("SELECT COUNT(*) FROM pages").fetchone()[0]
+    # remote callers learn how many pages they can see, not how many private ones exist
+    pages_sql = "SELECT COUNT(*) FROM pages" + (" WHERE visibility != 'private'" if caller.remote else "")
+    pages = db.execute(pages_sql).fetchone()[0]
     chunks = db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
     problems = db.execute("SELECT COUNT(*) FROM problems").fetchone()[0]
     index = engine.index
     embedder = engine.embedder
     vectors = engine.vectors
+    models = engine.models.status() if engine.models is not None else None
     body = {
         "vault": str(engine.vault),
         "pages": pages,
@@ -37,19 +40,17 @@ def status(engine, args: dict, caller: Caller) -> dict:
         "last_sync": getattr(index, "last_sync", None),
         "pending_events": getattr(index, "pending_events", 0),
         "model": getattr(embedder, "model_id", None),
-        "model_state": engine.models.status()["state"] if engine.models is not None else "not loaded",
+        "model_state": models["state"] if models is not None else "not loaded",
         "vectors_ready": bool(vectors is not None and getattr(vectors, "ready", False)),
     }
-    if engine.models is not None and engine.models.status().get("error"):
-        body["model_error"] = engine.models.status()["error"]  # why semantic search is off, for doctor
+    if models is not None and models.get("error"):
+        body["model_error"] = models["error"]  # why semantic search is off, for doctor
     if vectors is not None:
         stats = vectors.stats()
         body["vectors"] = stats.get("vectors", 0)
         body["vectors_pending"] = stats.get("pending", 0)
     if caller.remote:
-        # remote callers learn counts, not where the user's files are (an error
-        # text may carry paths), nor how many private pages exist
+        # nor where the user's files are (an error text may carry paths)
         body.pop("vault")
         body.pop("model_error", None)
-        body["pages"] = db.execute("SELECT COUNT(*) FROM pages WHERE visibility != 'private'").fetchone()[0]
     return body

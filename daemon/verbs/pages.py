@@ -8,9 +8,8 @@ changed since it was read is refused the same way, naming its current hash.
 
 from __future__ import annotations
 
-import math
-
 from ...indexer.page_files import PageWriteError
+from ..params import clamp_limit
 from ..protocol import Caller, InvalidParams, NotFound, Unavailable
 
 LIST_DEFAULT, LIST_MAX = 50, 1000
@@ -22,12 +21,6 @@ def _index(engine):
         raise Unavailable("The vault index is not open.",
                           "Start the daemon (`brain daemon start`) or run `brain index`, then retry.")
     return engine.index
-
-
-def _limit(value, default: int, cap: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 1:
-        return default
-    return min(int(value), cap)
 
 
 def _not_found(slug: str) -> NotFound:
@@ -54,14 +47,14 @@ def get_page(engine, args: dict, caller: Caller) -> dict:
 
 
 def list_pages(engine, args: dict, caller: Caller) -> dict:
-    limit = _limit(args.get("limit"), LIST_DEFAULT, LIST_MAX)
+    limit = clamp_limit(args.get("limit"), LIST_DEFAULT, LIST_MAX)
     pages = _index(engine).list_pages(args.get("prefix"), limit, remote=caller.remote)
     return {"pages": pages, "count": len(pages)}
 
 
 def search(engine, args: dict, caller: Caller) -> dict:
     query = args["query"].strip()
-    limit = _limit(args.get("limit"), SEARCH_DEFAULT, SEARCH_MAX)
+    limit = clamp_limit(args.get("limit"), SEARCH_DEFAULT, SEARCH_MAX)
     results, degraded = engine.search_pages(query, limit, caller) if query else ([], None)
     body = {"results": results}
     if degraded:

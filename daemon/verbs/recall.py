@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-import math
-
+from ..params import clamp_limit
 from ..protocol import PROTOCOL_VERSION, Caller, budget_of, estimate_tokens, iso, pack_greedy
 from ..timeparse import parse_since_lenient
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 100
-
-
-def clamp_limit(value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return DEFAULT_LIMIT
-    if value < 1 or int(value) != value:
-        return DEFAULT_LIMIT
-    return min(int(value), MAX_LIMIT)
 
 
 def fact_projection(row) -> dict:
@@ -81,7 +72,7 @@ def facts_arm(engine, args: dict, caller: Caller, limit: int) -> list:
 
 
 def recall(engine, args: dict, caller: Caller) -> dict:
-    limit = clamp_limit(args.get("limit"))
+    limit = clamp_limit(args.get("limit"), DEFAULT_LIMIT, MAX_LIMIT)
     rows = facts_arm(engine, args, caller, limit)
     facts = [fact_projection(r) for r in rows]
     grep = args.get("grep")

@@ -59,7 +59,7 @@ def remember(engine, args: dict, caller: Caller) -> dict:
             valid_until=valid_until, source_session=session, supersede=supersede,
         )
         degraded = verdict[2] if verdict else engine.dedup_degraded()
-        engine.after_fact_insert(fid, fact)
+        engine.on_fact_insert(fid, fact)
     return _response(fid, "superseded" if supersede else "inserted", entity_slug, valid_until, degraded)
 
 
@@ -72,12 +72,10 @@ def _dedup(engine, fact: str, kind: str, entity_slug: str | None, caller: Caller
     if entity_slug is None:
         return None
     same = engine.facts.find_same_text(entity_slug, fact, world_only=caller.remote)
-    similar = engine.similar_fact(entity_slug, fact)  # (row, cosine) or None; None when no model
-    if similar is not None and caller.remote and similar[0]["visibility"] != "world":
-        similar = None
     degraded = engine.dedup_degraded()
     if same is not None:
-        return ("duplicate", same, degraded)
+        return ("duplicate", same, degraded)  # an exact match needs no embedding
+    similar = engine.fact_similarity(entity_slug, fact, world_only=caller.remote)  # None without a model
     if similar is not None and similar[1] >= DEDUP_THRESHOLD:
         row = similar[0]
         if row["kind"] == kind:
