@@ -29,6 +29,10 @@ Case file format (PROTOCOL_NOTES §5.3), a JSON array of objects:
   saveAs                             {key, path}: remember a string id
   requiresSeededEntity               skip unless put_page seeded the page
   requiresSynthesizeFlag             skip unless --synthesize (costs money)
+  beyondProtocol                     our own stricter case, not required by
+                                     the protocol (docs/protocol.md §9): a
+                                     failure is a fail against brain and an
+                                     `info` row against any other server
 Predicates: equals, oneOf, type, gte, lte, nonEmptyString, absentOrNotContains.
 
 Extensions of ours (a reference runner ignores them):
@@ -61,6 +65,7 @@ CORE_VERBS = VERB_NAMES[:5]
 ADDITIVE_VERBS = VERB_NAMES[5:]
 PROTOCOL_REQUIRED = {t.name: sorted(p.name for p in t.params if p.required) for t in VERBS}
 CLIENT_NAME = "brain-conformance"
+OUR_SERVER_NAME = "brain"  # the serverInfo name our MCP server announces
 CALL_TIMEOUT_S = 60.0
 SYNTHESIZE_TIMEOUT_S = 300.0
 
@@ -78,7 +83,7 @@ Synthetic entity for a MEMORY_VERBS conformance run.
 class Row:
     name: str
     verb: str
-    status: str  # pass | fail | skip
+    status: str  # pass | fail | skip | info
     detail: str = ""
 
 
@@ -205,7 +210,14 @@ def _list_rows(tools: dict[str, dict]) -> list[Row]:
     return rows
 
 
+def _is_ours(client) -> bool:
+    """Whether the target announced itself as brain (then our stricter cases bind)."""
+    info = getattr(client, "server_info", None)
+    return getattr(info, "name", None) == OUR_SERVER_NAME
+
+
 async def _run(client, cases: list[dict], marker: str, synthesize: bool, rows: list[Row]) -> None:
+    strict = _is_ours(client)
     try:
         listing = await client.list_tools()
         tools = {t.name: t.model_dump(by_alias=True, exclude_none=True) for t in listing.tools}
@@ -253,16 +265,24 @@ async def _run(client, cases: list[dict], marker: str, synthesize: bool, rows: l
             rows.append(Row(name, tool, "fail", "response not JSON: " + text[:120].replace("\n", "\\n")))
             continue
         problems = judge(case, body, is_error, saved)
+        if problems and case.get("beyondProtocol") and not strict:
+            rows.append(Row(name, tool, "info", "not required by the protocol: " + "; ".join(problems)))
+            continue
         rows.append(Row(name, tool, "fail" if problems else "pass", "; ".join(problems)))
 
 
 def make_report(rows: list[Row]) -> dict:
-    """`{protocol_version, results[], passed, failed, skipped, ok}`."""
-    passed = sum(r.status == "pass" for r in rows)
-    failed = sum(r.status == "fail" for r in rows)
-    skipped = sum(r.status == "skip" for r in rows)
+    """`{protocol_version, results[], passed, failed, skipped, informational, ok}`.
+
+    `informational` counts our stricter cases another server did not meet;
+    they never make a server non-conformant."""
+    def count(status):
+        return sum(r.status == status for r in rows)
+
+    failed = count("fail")
     return {"protocol_version": PROTOCOL_VERSION, "results": [asdict(r) for r in rows],
-            "passed": passed, "failed": failed, "skipped": skipped, "ok": failed == 0}
+            "passed": count("pass"), "failed": failed, "skipped": count("skip"),
+            "informational": count("info"), "ok": failed == 0}
 
 
 async def certify(connect, *, synthesize: bool = False, cases: list[dict] | None = None,
@@ -287,13 +307,16 @@ async def certify(connect, *, synthesize: bool = False, cases: list[dict] | None
 
 def render_text(report: dict, target_label: str, marker: str | None = None) -> str:
     """The human report: one line per row, the tally, the verdict."""
-    marks = {"pass": "✓", "skip": "−", "fail": "✗"}
+    marks = {"pass": "✓", "skip": "−", "fail": "✗", "info": "i"}
     lines = [f"MEMORY_VERBS v{report['protocol_version']} conformance — target: {target_label}"]
     if marker:
         lines.append(f"marker: {marker} (the run wrote only artifacts named after it)")
     for r in report["results"]:
         lines.append(f"  {marks[r['status']]} {r['name']}" + (f" — {r['detail']}" if r["detail"] else ""))
     lines.append("")
-    lines.append(f"{report['passed']} passed, {report['failed']} failed, {report['skipped']} skipped")
+    tally = f"{report['passed']} passed, {report['failed']} failed, {report['skipped']} skipped"
+    if report.get("informational"):
+        tally += f" ({report['informational']} informational: stricter than the protocol requires)"
+    lines.append(tally)
     lines.append("CONFORMANT" if report["ok"] else "NOT CONFORMANT")
     return "\n".join(lines)

@@ -95,7 +95,7 @@ def test_case_file_is_well_formed():
     names = [c["name"] for c in cases]
     assert len(names) == len(set(names))
     known = {"name", "verb", "tool", "params", "validateSchema", "expectErrorCode", "expectSuggestion", "expect",
-             "saveAs", "requiresSeededEntity", "requiresSynthesizeFlag"}
+             "saveAs", "requiresSeededEntity", "requiresSynthesizeFlag", "beyondProtocol"}
     for c in cases:
         assert set(c) <= known, c["name"]
         assert c.get("verb") in VERB_NAMES or "tool" in c, c["name"]

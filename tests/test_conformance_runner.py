@@ -40,7 +40,8 @@ def test_honest_server_certifies_with_only_synthesize_skipped(honest):
     n_cases = len(load_cases())
     assert honest["passed"] + honest["skipped"] == n_cases + 10  # 7 verbs + 3 list checks
     assert honest["protocol_version"] == 1
-    assert set(honest) == {"protocol_version", "results", "passed", "failed", "skipped", "ok"}
+    assert set(honest) == {"protocol_version", "results", "passed", "failed", "skipped", "informational", "ok"}
+    assert honest["informational"] == 0
     assert all(set(r) == {"name", "verb", "status", "detail"} for r in honest["results"])
 
 
@@ -174,3 +175,36 @@ def test_cli_help_says_only_marker_named_artifacts_are_written():
 
 def test_call_timeouts_are_bounded():
     assert 0 < cf.CALL_TIMEOUT_S <= 120 and cf.SYNTHESIZE_TIMEOUT_S >= cf.CALL_TIMEOUT_S
+
+
+TTL_CASE = "a fact past its ttl is not recalled"
+
+
+def test_a_case_beyond_the_protocol_is_informational_against_another_server():
+    # the reference never expires a fact by its ttl on reads; the protocol allows that
+    report = run_fake("--lie", "ttl_not_enforced")
+    row = rows(report)[TTL_CASE]
+    assert row["status"] == "info" and "not required by the protocol" in row["detail"]
+    assert "EXPIRED-SENTINEL" in row["detail"]
+    assert report["ok"] is True and report["failed"] == 0 and report["informational"] == 1
+    text = render_text(report, "fake")
+    assert f"  i {TTL_CASE} — not required by the protocol" in text
+    assert "(1 informational: stricter than the protocol requires)" in text
+    assert text.splitlines()[-1] == "CONFORMANT"
+
+
+def test_our_own_server_is_held_to_the_stricter_cases():
+    class Announced:
+        class server_info:
+            name = cf.OUR_SERVER_NAME
+
+    class Other:
+        class server_info:
+            name = "fake-memory"
+
+    from brain.daemon.mcp_server import SERVER_NAME
+
+    assert cf.OUR_SERVER_NAME == SERVER_NAME
+    assert cf._is_ours(Announced()) is True
+    assert cf._is_ours(Other()) is False
+    assert [c["name"] for c in load_cases() if c.get("beyondProtocol")] == [TTL_CASE]
