@@ -8,7 +8,6 @@ the line to fix.
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import re
 from dataclasses import dataclass, field
 
@@ -51,9 +50,8 @@ def split_frontmatter(text: str) -> Frontmatter:
     body_line = text.count("\n", 0, len(text) - len(rest)) + 1
     if not raw.strip():
         return Frontmatter(body=rest, body_line=body_line)
-    fast = simple_yaml(raw)
-    if fast is not None:
-        return Frontmatter(data=fast, body=rest, body_line=body_line)
+    # PyYAML with libyaml only: a hand-written fast path for simple blocks
+    # saved ~45 µs a page (41 vs 88 µs) and was a second parser to keep right
     try:
         loaded = yaml.load(raw, Loader=_Loader)  # noqa: S506 - a safe loader
     except yaml.YAMLError as e:
@@ -66,87 +64,6 @@ def split_frontmatter(text: str) -> Frontmatter:
         return Frontmatter(body=rest, body_line=body_line,
                            error=f"frontmatter is a {type(loaded).__name__}, not a set of `key: value` lines")
     return Frontmatter(data=json_safe(loaded), body=rest, body_line=body_line)
-
-
-# -- a fast path for the frontmatter most pages have ----------------------------
-#
-# `key: value`, `key: [a, "b"]` and block lists of scalars, nothing nested.
-# Anything outside this subset (numbers, dates, anchors, multi-line values,
-# escapes JSON does not know) returns None and goes to the YAML parser, so
-# the result is always what YAML itself would say; a property test holds the
-# two to that.
-
-_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]+(.*?))?[ \t]*$")
-_ITEM = re.compile(r"^[ \t]+-[ \t]+(.*?)[ \t]*$")
-_PLAIN = re.compile(r"^[A-Za-z][A-Za-z0-9 _./()+&-]*$")
-_DQ = re.compile(r'^"(?:[^"\\\n]|\\["\\/bfnrtu])*"$')
-_SQ = re.compile(r"^'(?:[^'\n]|'')*'$")
-_YAML_WORDS = {"true", "false", "yes", "no", "on", "off", "null"}
-_FAIL = object()
-
-
-def _scalar(text: str):
-    if _DQ.match(text):
-        try:
-            return json.loads(text)
-        except ValueError:
-            return _FAIL
-    if _SQ.match(text):
-        return text[1:-1].replace("''", "'")
-    if _PLAIN.match(text) and text.lower() not in _YAML_WORDS:
-        return text.rstrip()
-    return _FAIL
-
-
-def _flow_list(text: str):
-    inner = text[1:-1].strip()
-    if not inner:
-        return []
-    if any(c in inner for c in "[]{}#"):
-        return _FAIL
-    items = []
-    for part in inner.split(","):
-        part = part.strip()
-        value = _scalar(part) if part else _FAIL
-        if value is _FAIL or (part.startswith('"') and "," in value):
-            return _FAIL  # a quoted comma would have split wrongly
-        items.append(value)
-    return items
-
-
-def simple_yaml(raw: str) -> dict | None:
-    """Parse the common subset of frontmatter; None when YAML must decide."""
-    if "\t" in raw:
-        return None     # tabs are indentation errors in some places, spaces in others
-    out: dict = {}
-    key = None          # the key whose block list is being read
-    for line in raw.split("\n"):
-        line = line.rstrip("\r")
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        if line[0] == " ":
-            m = _ITEM.match(line)
-            if key is None or not m:
-                return None
-            value = _scalar(m.group(1))
-            if value is _FAIL:
-                return None
-            out[key] = (out[key] or []) + [value]
-            continue
-        m = _KEY.match(line)
-        if not m:
-            return None
-        text = m.group(2)
-        if not text:
-            key = m.group(1)
-            out[key] = None
-            continue
-        key = None
-        value = _flow_list(text) if text.startswith("[") and text.endswith("]") else _scalar(text)
-        if value is _FAIL:
-            return None
-        out[m.group(1)] = value
-    return out
 
 
 def _describe(e: yaml.YAMLError) -> str:

@@ -205,12 +205,20 @@ _LINE = st.one_of(
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(_LINE, max_size=6).map("\n".join))
-def test_fast_frontmatter_agrees_with_yaml(raw):
+def test_frontmatter_is_what_yaml_says(raw):
     import yaml
 
-    from brain.indexer.frontmatter import simple_yaml
+    from brain.indexer.frontmatter import json_safe, split_frontmatter
 
-    fast = simple_yaml(raw)
-    if fast is None:
-        return
-    assert fast == (yaml.safe_load(raw) or {}), raw
+    try:
+        expected = yaml.safe_load(raw)
+    except yaml.YAMLError:
+        expected = "error"
+    fm = split_frontmatter(f"---\n{raw}\n---\nbody\n")
+    assert fm.body == "body\n"
+    if expected == "error":
+        assert fm.error and fm.data == {}, raw
+    elif isinstance(expected, dict):
+        assert fm.error is None and fm.data == json_safe(expected), raw
+    else:
+        assert fm.data == {}, raw
