@@ -1,7 +1,8 @@
 """config.toml: the vault path, the MCP surface, LLM and hook settings.
 
-Read by the entry points only. Keys are dotted (`llm.provider`); the file is a
-flat set of TOML tables written atomically.
+Read by the entry points only. Keys are dotted (`llm.provider`); the file is
+TOML tables, read with tomllib and written with tomlkit (which keeps the
+user's comments and layout), atomically.
 """
 
 from __future__ import annotations
@@ -62,36 +63,49 @@ def get(cfg: dict, key: str):
     return cfg.get(key, DEFAULTS.get(key))
 
 
-def _toml_value(v) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return repr(v)
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    s = str(v).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-    return f'"{s}"'
+def dumps(cfg: dict, existing: str | None = None) -> str:
+    """The config as TOML; given the file's current text, every comment and
+    every line the user wrote for a key we keep stays as it was."""
+    import tomlkit  # only writers pay for it; reads use tomllib
 
+    try:
+        doc = tomlkit.parse(existing) if existing else tomlkit.document()
+    except tomlkit.exceptions.TOMLKitError:
+        doc = tomlkit.document()  # unreadable: load() already refused it; write a clean file
+    wanted = {k: v for k, v in cfg.items() if v is not None}
 
-def dumps(cfg: dict) -> str:
-    top = {k: v for k, v in cfg.items() if "." not in k and v is not None}
-    tables: dict[str, dict] = {}
-    for k, v in cfg.items():
-        if "." in k and v is not None:
-            t, _, leaf = k.rpartition(".")
-            tables.setdefault(t, {})[leaf] = v
-    lines = [f"{k} = {_toml_value(v)}" for k, v in sorted(top.items())]
-    for t in sorted(tables):
-        lines.append("")
-        lines.append(f"[{t}]")
-        lines.extend(f"{k} = {_toml_value(v)}" for k, v in sorted(tables[t].items()))
-    return "\n".join(lines) + "\n"
+    def prune(table, prefix: str) -> None:
+        for k in list(table.keys()):
+            key = f"{prefix}{k}"
+            value = table[k]
+            if isinstance(value, dict):
+                prune(value, key + ".")
+                if not value:
+                    del table[k]
+            elif key not in wanted:
+                del table[k]
+
+    prune(doc, "")
+    for key, value in sorted(wanted.items()):
+        *parents, leaf = key.split(".")
+        table = doc
+        for part in parents:
+            if part not in table or not isinstance(table[part], dict):
+                table[part] = tomlkit.table()
+            table = table[part]
+        if table.get(leaf) != value:
+            table[leaf] = list(value) if isinstance(value, tuple) else value
+    return tomlkit.dumps(doc)
 
 
 def save(path: Path, cfg: dict) -> None:
     from ..indexer.atomic_files import write_atomic
 
-    write_atomic(path, dumps(cfg).encode("utf-8"), mode=0o600)
+    try:
+        existing = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        existing = None
+    write_atomic(path, dumps(cfg, existing).encode("utf-8"), mode=0o600)
 
 
 # settings with a closed set of values, and whole numbers with their allowed range

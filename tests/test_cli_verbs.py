@@ -182,3 +182,24 @@ def test_status_never_creates_a_missing_vault(tmp_path):
     r = brain("status", env=dict(os.environ, BRAIN_VAULT=str(missing)))
     assert r.returncode == 1 and "not a folder" in r.stderr and "brain init" in r.stderr
     assert not missing.exists()
+
+
+def test_config_writes_keep_comments_and_escape_every_character(tmp_path):
+    import tomllib
+
+    from brain.daemon import config as config_mod
+
+    path = tmp_path / "config.toml"
+    path.write_text('# my notes live here\nvault = "/tmp/v"  # moved in May\n\n[llm]\n# local model\nprovider = "openai"\n')
+    cfg = config_mod.load(path)
+    cfg["llm.model"] = "odd\r\x1bname\"\\"
+    cfg["hooks.standing_entities"] = ["people/me", "projects/x"]
+    del cfg["vault"]
+    config_mod.save(path, cfg)
+    text = path.read_text()
+    assert "# my notes live here" in text and "# local model" in text
+    assert "vault" not in tomllib.loads(text)
+    assert config_mod.load(path) == {"llm.provider": "openai", "llm.model": "odd\r\x1bname\"\\",
+                                     "hooks.standing_entities": ["people/me", "projects/x"]}
+    config_mod.save(path, {})
+    assert tomllib.loads(path.read_text()) == {}
