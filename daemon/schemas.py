@@ -11,12 +11,11 @@ way the conformance runner checks them: non-strict (extra keys are always
 legal), `integer` means an integral number, `enum` skips null, `required`
 counts a null as present, `properties` are checked only for keys present.
 
-Why not `jsonschema` (installed with the MCP SDK): its rules differ exactly
-where a runner's verdict depends on them — it fails a null against an `enum`,
-keeps descending after a type mismatch (one wrong type becomes several
-problems), and names problems by schema path rather than `facts.0.kind`.
-Matching those rules with jsonschema would need a custom validator class of
-about the size of the 60 lines below.
+Why not `jsonschema` (installed with the MCP SDK): it fails a null against
+an `enum`, which the runner's rule accepts, and its messages name schema
+keywords rather than the answer's path (`facts.0.kind: expected …`), which
+is what a conformance row shows. Bending it to both would take a custom
+validator class about the size of the 60 lines below.
 """
 
 from __future__ import annotations
