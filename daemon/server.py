@@ -219,7 +219,10 @@ def _run_with_engine(places: Places, vault: Path, cfg: dict, engine, warmup: War
     sock_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     gate = CallGate()
     surface = config_mod.get(cfg, "mcp_surface") or "full"
-    server = SocketServer(engine, gate=gate, default_surface=surface, ready=warmup.index_ready)
+    st = os.stat(vault)
+    identity = {"vault": str(vault), "dev": st.st_dev, "ino": st.st_ino, "pid": os.getpid(),
+                "version": __version__, "socket": str(sock_path)}
+    server = SocketServer(engine, gate=gate, default_surface=surface, ready=warmup.index_ready, identity=identity)
 
     async def main() -> None:
         # catch stop signals from the first moment a client can see us
