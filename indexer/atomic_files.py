@@ -6,19 +6,45 @@ harness's settings, the token list, a vector index sidecar — goes through here
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import tempfile
 from pathlib import Path
 
 
-def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
+def real_inside(root, path) -> str | None:
+    """The real path of `path` (symlinks resolved) when it lies inside `root`'s real path, else None."""
+    base = os.path.realpath(root)
+    real = os.path.realpath(path)
+    if real == base or real.startswith(base.rstrip(os.sep) + os.sep):
+        return real
+    return None
+
+
+# brain's own temp files: ".<name>.<8 random characters>.tmp", as mkstemp makes them below
+TEMP_NAME = re.compile(r"^\.(.+)\.[a-z0-9_]{8}\.tmp$")
+
+
+def write_atomic(path: Path, data: bytes, mode: int | None = None, within: Path | None = None) -> None:
     """Write `data` to a temp file beside `path`, fsync it, rename it over `path`.
+
+    A symlink is followed on purpose: its target gets the new bytes and the
+    link stays a link (a settings file linked into a dotfiles repository).
+    With `within`, a path whose real location is outside that folder is
+    refused with PermissionError, before anything is written.
 
     `mode` defaults to the existing file's permissions, else 0o644. The temp
     name starts with a dot, so the vault scanner and watcher never take it for
     a page.
     """
-    path = Path(path)
+    if within is not None:
+        real = real_inside(within, path)
+        if real is None:
+            raise PermissionError(errno.EACCES, f"{path} leads outside {within} (through a symlink)", str(path))
+        path = Path(real)
+    else:
+        path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     if mode is None:
         try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sqlite3
 import threading
 from pathlib import Path
@@ -23,7 +24,9 @@ from .markdown_page import parse_page
 from .page_files import PageWriteError, content_hash
 from .page_ops import PageOps
 from .page_tables import PageTables, collision_echo, now_iso
-from .scan import CONFLICT_FIX, IGNORE_FILE, FileStat, IgnoreRules, Problem, classify, read_page, scan_vault, stat_page
+from .scan import (
+    CONFLICT_FIX, IGNORE_FILE, FileStat, IgnoreRules, Problem, classify, outside_link, read_page, scan_vault, stat_page,
+)
 from .slugs import path_to_slug
 
 log = logging.getLogger("brain.indexer")
@@ -156,7 +159,10 @@ class VaultIndex(PageOps):
                 continue
             gone.add(rel)
             conflict = kind == "conflict" and st is not None
-            file_problems.append((rel, Problem(rel, "conflict_copy", CONFLICT_FIX) if conflict else None))
+            problem = Problem(rel, "conflict_copy", CONFLICT_FIX) if conflict else None
+            if kind == "page" and problem is None and os.path.lexists(self.vault / rel):
+                problem = outside_link(self.vault, rel)
+            file_problems.append((rel, problem))
         rows = {}
         for part in _parts(list(set(present) | gone)):
             for r in t.db.execute(f"SELECT id, path, slug, tail, mtime_ns, size, content_hash FROM pages "
