@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import stat
 import tempfile
 from pathlib import Path
 
@@ -24,6 +25,36 @@ def real_inside(root, path) -> str | None:
 
 # brain's own temp files: ".<name>.<8 random characters>.tmp", as mkstemp makes them below
 TEMP_NAME = re.compile(r"^\.(.+)\.[a-z0-9_]{8}\.tmp$")
+
+
+# a temp file younger than this may belong to a write still in progress
+TEMP_SWEEP_AGE_S = 120.0
+
+
+def sweep_temp_files(root: Path, rels, min_age_s: float = TEMP_SWEEP_AGE_S) -> list[str]:
+    """Delete brain's own temp files (TEMP_NAME) under `root` that a crash left behind.
+
+    Only regular files named the way write_atomic names them, and only when
+    older than `min_age_s`, so a writer still between its write and its
+    rename is never harmed. Returns the relative paths removed.
+    """
+    import time
+
+    removed = []
+    now = time.time()
+    for rel in rels:
+        path = Path(root) / rel
+        if not TEMP_NAME.match(path.name):
+            continue
+        try:
+            st = os.lstat(path)
+            if not stat.S_ISREG(st.st_mode) or now - st.st_mtime < min_age_s:
+                continue
+            path.unlink()
+        except OSError:
+            continue
+        removed.append(rel)
+    return removed
 
 
 def write_atomic(path: Path, data: bytes, mode: int | None = None, within: Path | None = None) -> None:

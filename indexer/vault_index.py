@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 from typing import Callable, Iterable
 
+from .atomic_files import sweep_temp_files
 from .db import open_db
 from .keyword import KeywordIndex
 from .markdown_page import parse_page
@@ -130,6 +131,10 @@ class VaultIndex(PageOps):
         scan_problems: list[tuple[str, list[Problem]]] = []
         if full:
             res = scan_vault(self.vault, rules=self.rules)
+            if not self.read_only and res.temp_files:
+                swept = sweep_temp_files(self.vault, res.temp_files)
+                if swept:
+                    log.info("removed %d temp file(s) a crashed write left behind: %s", len(swept), ", ".join(swept[:5]))
             rows = t.manifest()
             present = res.files
             gone = set(rows) - set(present)
