@@ -106,6 +106,30 @@ class FactsLog:
         except FileNotFoundError:
             return 0
 
+    def stat_key(self) -> str:
+        """Changes whenever the file does (inode, size, mtime, ctime), even by an edit of the same length."""
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            return ""
+        return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
+
+    def hash_range(self, hasher, start: int, end: int):
+        """Feed bytes [start, end) of the log to `hasher`; None when the log is shorter than `end`."""
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(start)
+                left = end - start
+                while left > 0:
+                    chunk = f.read(min(left, 1 << 20))
+                    if not chunk:
+                        return None
+                    hasher.update(chunk)
+                    left -= len(chunk)
+        except FileNotFoundError:
+            return None if end > start else hasher
+        return hasher
+
     def head_signature(self) -> str:
         """The first line, which identifies this log (a replaced file differs)."""
         try:
