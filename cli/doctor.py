@@ -87,6 +87,24 @@ def _model(ctx: DoctorContext):
         yield ("ok", "embeddings", f"{state}: keyword search answers meanwhile")
 
 
+@check("permissions")
+def _permissions(ctx: DoctorContext):
+    """brain's own folders (config, cache, state, runtime, the vault's .brain) must be 0700, their files 0600."""
+    from ..daemon.private_files import loose_paths, private_roots
+
+    roots = [r for r in private_roots(ctx.places, ctx.vault) if r.is_dir()]
+    loose = list(loose_paths(roots))
+    for p, mode, want in loose[:10]:
+        yield ("fail", "private files", f"{p} is {oct(mode)}, readable by other users (want {oct(want)})")
+    if loose:
+        tops = sorted({str(r) for r in roots for p, _m, _w in loose if Path(p).is_relative_to(r)})
+        yield ("fail", "private files", f"{len(loose)} path(s) other users can reach; fix: "
+                                        f"`chmod -R go-rwx {' '.join(tops)}` (or `brain daemon stop`: "
+                                        "the daemon makes them private again when it starts)")
+    else:
+        yield ("ok", "private files", "0700 folders, 0600 files under " + ", ".join(str(r) for r in roots))
+
+
 @check("facts")
 def _facts_log(ctx: DoctorContext):
     """facts.jsonl: lines that are not fact records, a torn tail, an edit behind the cache's read position."""
@@ -155,7 +173,7 @@ _MARK = {"ok": "✓", "warn": "!", "fail": "✗"}
 
 def register(app: typer.Typer) -> None:
     @app.command("doctor")
-    def doctor(area: str = typer.Argument(None, metavar="AREA", help="Run one area only: config, model, facts, "
+    def doctor(area: str = typer.Argument(None, metavar="AREA", help="Run one area only: config, model, permissions, facts, "
                                           "index, daemon, memory_verbs_usage, hooks or llm."),
                json_out: bool = typer.Option(False, "--json", help="print the rows as JSON")):
         """Check the config, vault, daemon, indexes, model and integrations; each problem names its fix."""

@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 from ..indexer.atomic_files import fsync_dir
+from .private_files import FILE_MODE, private_dir
 
 log = logging.getLogger("brain.facts")
 
@@ -27,7 +28,7 @@ class FactsLog:
 
     def open_for_append(self) -> None:
         """Prepare to append: make the file, set aside a torn tail."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
         self._repair_torn_tail()
         created = not self.path.exists()
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -56,7 +57,7 @@ class FactsLog:
             tail = f.read()
             aside = self.path.with_name(self.path.name + f".torn-{start}")
             # the copy is on disk before the log is cut, so a crash in between loses nothing
-            with open(aside, "wb") as out:
+            with os.fdopen(os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE), "wb") as out:
                 out.write(tail)
                 out.flush()
                 os.fsync(out.fileno())

@@ -17,6 +17,7 @@ import threading
 from pathlib import Path
 
 from .facts_log import FactsLog
+from .private_files import private_dir
 from .protocol import iso, now_iso, utcnow
 
 log = logging.getLogger("brain.facts")
@@ -79,7 +80,7 @@ class FactsStore:
 
     def __init__(self, log_path: Path, cache_db: Path):
         self.log = FactsLog(log_path)
-        cache_db.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(cache_db.parent)
         self.db_path = cache_db
         self.db = sqlite3.connect(str(cache_db), check_same_thread=False, isolation_level=None, timeout=30)
         self.db.row_factory = sqlite3.Row

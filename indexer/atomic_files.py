@@ -76,7 +76,7 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None, within: Path 
         path = Path(real)
     else:
         path = Path(os.path.realpath(path))
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folders_like_parent(path.parent)
     if mode is None:
         try:
             mode = os.stat(path).st_mode & 0o7777
@@ -97,6 +97,27 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None, within: Path 
         fsync_dir(path.parent)
     except OSError:
         pass
+
+
+def make_folders_like_parent(folder: Path) -> None:
+    """Create `folder` and any missing folders above it, each with its parent's permissions.
+
+    A new folder in the vault is as open as the vault's own folders, and one
+    under brain's private folders as private, whatever the process umask.
+    """
+    folder = Path(folder)
+    missing = []
+    while not folder.exists():
+        missing.append(folder)
+        if folder.parent == folder:
+            break
+        folder = folder.parent
+    for d in reversed(missing):
+        try:
+            d.mkdir()
+        except FileExistsError:
+            continue
+        os.chmod(d, stat.S_IMODE(os.stat(d.parent).st_mode))
 
 
 def fsync_dir(directory: Path) -> None:
