@@ -112,3 +112,21 @@ def test_write_atomic_refuses_to_leave_its_root(tmp_path):
     with pytest.raises(PermissionError):
         write_atomic(root / "up" / "x.md", b"x", within=root)
     assert not (tmp_path / "x.md").exists()
+
+
+def test_doctor_lists_links_leading_outside(vault, outside, places):
+    import json
+    import subprocess
+
+    from daemon_fixtures import BRAIN, child_env
+
+    from brain.daemon import config as config_mod
+
+    config_mod.save(places.config_file, {"vault": str(vault), "embeddings.enabled": False})
+    write(vault, "home.md", "# Home\n")
+    os.symlink(outside, vault / "linkdir")
+    r = subprocess.run([BRAIN, "doctor", "index", "--json"], capture_output=True, text=True,
+                       env={**child_env(), "BRAIN_VAULT": str(vault)}, timeout=90)
+    rows = json.loads(r.stdout)
+    hits = [x for x in rows if x["check"] == "links leading outside the vault" and x["status"] == "warn"]
+    assert hits and "linkdir" in hits[0]["detail"] and str(outside) in hits[0]["detail"]
