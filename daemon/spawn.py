@@ -279,10 +279,11 @@ _WARNED_ELSEWHERE: set = set()
 
 
 def _other_vaults_daemon(places, vault: Path) -> bool:
-    """True when the daemon on the vault's socket serves another folder.
+    """True when the daemon on the vault's socket served another folder and has now gone.
 
     That happens when the vault was moved, deleted or replaced under a
-    running daemon: asked, the daemon notices and stops, so wait for it.
+    running daemon: asked, the daemon notices and stops, so wait for it
+    (DaemonStartError if it stays).
     """
     path = places.socket_path(vault)
     info = probe_daemon(path, vault)
@@ -292,7 +293,7 @@ def _other_vaults_daemon(places, vault: Path) -> bool:
     while time.monotonic() < deadline:
         s = try_connect(path, timeout=1.0)
         if s is None:
-            return False
+            return True
         s.close()
         time.sleep(0.05)
     raise DaemonStartError(

@@ -82,3 +82,18 @@ def test_daemon_refuses_a_preamble_for_another_vault(daemon, tmp_path):
     s.close()
     assert reply["brain_daemon"]["pid"] == daemon["pid"]
     assert reply["brain_daemon"]["vault"] == str(daemon["vault"])
+
+
+def test_a_folder_replaced_under_its_daemon_gets_a_fresh_one(daemon, places, reaper):
+    from brain.daemon.spawn import connect_or_start, find_daemon
+
+    vault = daemon["vault"]
+    shutil.move(str(vault), str(vault) + "-old")
+    shutil.copytree(str(vault) + "-old", vault)
+    # the old daemon still listens on the path's socket; asked, it says it serves another folder and stops
+    s, started = connect_or_start(places, vault)
+    s.close()
+    reaper()
+    assert started
+    found = find_daemon(places, vault)
+    assert found is not None and found["pid"] != daemon["pid"]
