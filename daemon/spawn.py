@@ -347,7 +347,7 @@ def find_daemon(places, vault: Path) -> dict | None:
     places_socket = str(places.socket_path(vault))
     other = VaultLock(vault).holder().get("socket")
     for path in dict.fromkeys([places_socket, other if isinstance(other, str) else places_socket]):
-        info = probe_daemon(path, vault, timeout=1.0)
+        info = probe_daemon(path, vault)
         if info is not None and info["same"]:
             return {**info, "socket": path}
     return None

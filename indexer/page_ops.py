@@ -52,8 +52,8 @@ class PageOps:
             # inside it is written at its target and stays a link
             real = page_path(self.vault, rel)
             if real is None:
-                raise PageWriteError("invalid_slug", f"{rel} leads outside the vault through a symlink; "
-                                                     "brain never writes outside the vault.",
+                raise PageWriteError("invalid_slug", f"{rel} leads outside the vault's pages through a "
+                                                     "symlink; brain never writes there.",
                                      "Choose a slug whose folders are real folders inside the vault.")
             path = self.vault / rel
             old = read_bytes(real)

@@ -6,8 +6,8 @@ oversized files come back as problems (shown by `brain doctor`), never as
 exceptions: one bad file must not stop an index.
 
 Symlinks (README "Symlinks"): a link whose real target stays inside the
-vault's real path is followed; one leading outside is never followed, read
-or indexed, and is reported as `symlink_outside`.
+vault's real path, outside its dot-folders, is followed; any other is never
+followed, read or indexed, and is reported as `symlink_outside`.
 """
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ def scan_vault(vault: Path, under: str = "", rules: IgnoreRules | None = None) -
     result = ScanResult()
     start = vault / under if under else vault
     base = os.path.realpath(vault)
-    if real_inside(base, start) is None:
+    if _pages_real_path(base, start) is None:
         return result
     try:
         st = os.stat(start)
@@ -174,8 +174,17 @@ def scan_vault(vault: Path, under: str = "", rules: IgnoreRules | None = None) -
 
 
 def _link_outside(rel: str, target: str) -> Problem:
-    return Problem(rel, "symlink_outside", f"a symlink to {target}, outside the vault; not followed (move those "
-                                           "notes into the vault, or link from there to here instead)")
+    return Problem(rel, "symlink_outside", f"a symlink to {target}, outside the vault's pages (elsewhere, or in "
+                                           "a dot-folder); not followed (move those notes into the vault, or link "
+                                           "from there to here instead)")
+
+
+def _pages_real_path(base: str, path) -> str | None:
+    """The real path of `path` when it lies inside the vault's real path `base` and outside its dot-folders."""
+    real = real_inside(base, path)
+    if real is None or (real != base and hidden(os.path.relpath(real, base).replace(os.sep, "/"))):
+        return None
+    return real
 
 
 def _walk(abs_dir: str, rel_dir: str, rules: IgnoreRules, out: ScanResult, visited: set, ancestors: tuple,
@@ -198,7 +207,7 @@ def _walk(abs_dir: str, rel_dir: str, rules: IgnoreRules, out: ScanResult, visit
             is_dir = False
         # the folder we are in is inside the vault: only a link can lead out
         target = os.path.realpath(entry.path) if entry.is_symlink() else None
-        outside = target is not None and real_inside(base, target) is None
+        outside = target is not None and _pages_real_path(base, target) is None
         if is_dir:
             if rules.ignored(rel, True):
                 continue
@@ -242,8 +251,8 @@ def _walk(abs_dir: str, rel_dir: str, rules: IgnoreRules, out: ScanResult, visit
 
 
 def page_path(vault: Path, rel: str) -> str | None:
-    """The real path of a page file, or None when it (or a folder on its way) leads outside the vault."""
-    return real_inside(vault, Path(vault) / rel)
+    """The real path of a page file, or None when it (or a folder on its way) leads outside the vault's pages."""
+    return _pages_real_path(os.path.realpath(vault), Path(vault) / rel)
 
 
 def outside_link(vault: Path, rel: str) -> Problem | None:

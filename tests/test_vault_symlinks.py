@@ -130,3 +130,21 @@ def test_doctor_lists_links_leading_outside(vault, outside, places):
     rows = json.loads(r.stdout)
     hits = [x for x in rows if x["check"] == "links leading outside the vault" and x["status"] == "warn"]
     assert hits and "linkdir" in hits[0]["detail"] and str(outside) in hits[0]["detail"]
+
+
+def test_a_link_into_a_dot_folder_is_not_a_page(vault, open_index):
+    e = open_index(vault)
+    _insert = e.facts.insert(fact="PRIVATE-FACT-MARKER", kind="fact", entity_slug=None, visibility="private",
+                             source="t", valid_until=None)
+    assert _insert
+    os.symlink(vault / ".brain" / "facts.jsonl", vault / "facts-view.md")
+    os.makedirs(vault / ".obsidian")
+    write(vault, ".obsidian/hidden.md", "# Hidden\n")
+    os.symlink(vault / ".obsidian", vault / "shown")
+    e.index.reconcile()
+    assert "facts-view" not in _slugs(e) and "shown/hidden" not in _slugs(e)
+    assert e.index.get_page("facts-view", remote=True) is None
+    with pytest.raises(PageWriteError):
+        e.index.put_page("facts-view", "overwritten", remote=False)
+    assert "PRIVATE-FACT-MARKER" in (vault / ".brain" / "facts.jsonl").read_text()
+    assert {("facts-view.md", "symlink_outside"), ("shown", "symlink_outside")} <= _problems(e)
