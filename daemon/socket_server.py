@@ -37,6 +37,7 @@ from .mcp_server import (
     CALL_THREADS, SLOW_CALL_THREADS, CallGate, build_server, engine_call, fixed_caller, vault_lost_envelope,
 )
 from .protocol import Caller
+from .spawn import IDENTITY_KEY
 from .tooldefs import SURFACES
 
 log = logging.getLogger("brain.socket")
@@ -125,13 +126,13 @@ class SocketServer:
         same = isinstance(claim, dict) and bool(ident) and \
             (claim.get("dev"), claim.get("ino")) == (ident.get("dev"), ident.get("ino"))
         if same:
-            return (json.dumps({"brain_daemon": ident}) + "\n").encode(), True
+            return (json.dumps({IDENTITY_KEY: ident}) + "\n").encode(), True
         # the folder at our path may have been replaced: if so we stop, and the client starts a fresh daemon
         vault_lost_envelope(self.engine)
         msg = (f"this daemon serves the vault folder {ident.get('vault')}, not the folder this client names; "
                "fix: run the command again (a daemon for that folder starts by itself)")
         line = {"jsonrpc": "2.0", "id": None,
-                "error": {"code": INVALID_REQUEST, "message": msg, "data": {"brain_daemon": ident}}}
+                "error": {"code": INVALID_REQUEST, "message": msg, "data": {IDENTITY_KEY: ident}}}
         return (json.dumps(line) + "\n").encode(), False
 
     def unanswered(self) -> int:
