@@ -72,7 +72,12 @@ def init(path: Optional[Path] = typer.Argument(None, metavar="PATH", help="The v
         typer.echo(f"error: {vault} is a file, not a folder.", err=True)
         typer.echo("fix: pass a folder (it is created if it does not exist).", err=True)
         raise typer.Exit(1)
-    (vault / ".brain").mkdir(parents=True, exist_ok=True)
+    from ..daemon.private_files import private_dir, user_umask
+
+    if not vault.exists():  # the notes folder is the person's: their umask, not brain's private one
+        vault.mkdir(parents=True)
+        os.chmod(vault, 0o777 & ~user_umask())
+    private_dir(vault / ".brain")
     cfg = config_mod.load(p.config_file)
     cfg["vault"] = str(vault)
     cfg.setdefault("protocol_installed_at", now_iso())

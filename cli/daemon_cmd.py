@@ -102,7 +102,7 @@ def register(app) -> None:
     @daemon_app.command("start")
     def start(foreground: bool = typer.Option(False, "--foreground", help="run in this terminal, logging to stderr")):
         """Start the daemon for the configured vault (no-op when it already runs)."""
-        from ..daemon.spawn import DaemonStartError, connect_or_start, daemon_status
+        from ..daemon.spawn import DaemonStartError, connect_or_start, find_daemon
 
         p = backend.places()
         cfg = backend.load_config(p)
@@ -117,8 +117,14 @@ def register(app) -> None:
         except DaemonStartError as e:
             typer.echo(f"error: {e}", err=True)
             raise typer.Exit(1)
-        st = daemon_status(p, vault)
-        typer.echo(f"daemon {'started' if started else 'already running'}: pid {st['pid']}, socket {st['socket']}")
+        # the daemon's own word on its pid: it may listen outside our runtime dir
+        found = find_daemon(p, vault)
+        if found is None:
+            typer.echo(f"error: the daemon for {vault} stopped answering right after it was reached.\n"
+                       "fix: run `brain daemon start --foreground` to see why, or `brain daemon logs`.", err=True)
+            raise typer.Exit(1)
+        typer.echo(f"daemon {'started' if started else 'already running'}: pid {found.get('pid')}, "
+                   f"socket {found['socket']}")
 
     @daemon_app.command("stop")
     def stop():

@@ -87,13 +87,94 @@ def _model(ctx: DoctorContext):
         yield ("ok", "embeddings", f"{state}: keyword search answers meanwhile")
 
 
+@check("permissions")
+def _permissions(ctx: DoctorContext):
+    """brain's own folders (config, cache, state, runtime, the vault's .brain) must be 0700, their files 0600."""
+    from ..daemon.private_files import loose_paths, private_roots
+
+    roots = [r for r in private_roots(ctx.places, ctx.vault) if r.is_dir()]
+    loose = list(loose_paths(roots))
+    for p, mode, want in loose[:10]:
+        yield ("fail", "private files", f"{p} is {oct(mode)}, readable by other users (want {oct(want)})")
+    if loose:
+        tops = sorted({str(r) for r in roots for p, _m, _w in loose if Path(p).is_relative_to(r)})
+        yield ("fail", "private files", f"{len(loose)} path(s) other users can reach; fix: "
+                                        f"`chmod -R go-rwx {' '.join(tops)}` (or `brain daemon stop`: "
+                                        "the daemon makes them private again when it starts)")
+    else:
+        yield ("ok", "private files", "0700 folders, 0600 files under " + ", ".join(str(r) for r in roots))
+
+
+@check("facts")
+def _facts_log(ctx: DoctorContext):
+    """facts.jsonl: lines that are not fact records, a torn tail, an edit behind the cache's read position."""
+    if ctx.vault is None or not ctx.vault.is_dir():
+        return
+    from ..daemon.facts_log import FactsLog
+
+    path = ctx.vault / ".brain" / "facts.jsonl"
+    if not path.exists():
+        yield ("ok", "facts log", f"no facts yet ({path} is created by the first `remember`)")
+        return
+    flog = FactsLog(path)
+    bad = [(n, err) for n, rec, _pos, err in flog.replay(0) if err is not None]
+    for n, err in bad[:10]:
+        yield ("fail", "bad lines", f"{path} line {n}: {err}")
+    if bad:
+        more = f" (and {len(bad) - 10} more)" if len(bad) > 10 else ""
+        yield ("fail", "bad lines", f"{len(bad)} line(s) are not fact records and are skipped{more}; fix: open "
+                                    f"{path} at line {bad[0][0]}, repair the JSON or delete the line (the daemon "
+                                    "then re-reads the log by itself)")
+    else:
+        yield ("ok", "bad lines", f"every line of {path} is a fact record")
+    size = flog.size()
+    with open(path, "rb") as f:
+        f.seek(max(0, size - 1))
+        torn = size > 0 and f.read(1) != b"\n"
+    if torn:
+        yield ("warn", "torn tail", f"{path} ends in a line without a newline: a write that crashed before it was "
+                                    "acknowledged. fix: nothing to do, the next write moves it aside into "
+                                    f"{path.name}.torn-<offset>; or delete that partial last line by hand")
+    for aside in sorted(path.parent.glob(path.name + ".torn-*")):
+        yield ("warn", "torn tail", f"{aside} holds a torn line set aside after a crash (never acknowledged). "
+                                    "fix: read it, then delete the file")
+    behind = _changed_behind(ctx, flog)
+    if behind is not None:
+        yield ("warn", "edited log", f"{path} changed behind the facts cache's read position (byte {behind}): "
+                                     "edited by hand or by a sync tool. fix: nothing to do, the daemon re-reads "
+                                     "the whole log when it next starts or writes a fact")
+
+
+def _changed_behind(ctx: DoctorContext, flog) -> int | None:
+    """The cache's read offset when the log's bytes before it are no longer the ones it read, else None."""
+    import hashlib
+    import sqlite3
+
+    cache = ctx.places.cache_dir(ctx.vault) / "facts.sqlite"
+    if not cache.exists():
+        return None
+    try:
+        db = sqlite3.connect(f"file:{cache}?mode=ro", uri=True, timeout=5)
+        try:
+            meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('log_offset', 'log_prefix_sha256')"))
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return None
+    offset = int(meta.get("log_offset") or 0)
+    if not offset or not meta.get("log_prefix_sha256"):
+        return None
+    hasher = flog.hash_range(hashlib.sha256(), 0, offset)
+    return offset if hasher is None or hasher.hexdigest() != meta["log_prefix_sha256"] else None
+
+
 _MARK = {"ok": "✓", "warn": "!", "fail": "✗"}
 
 
 def register(app: typer.Typer) -> None:
     @app.command("doctor")
-    def doctor(area: str = typer.Argument(None, metavar="AREA", help="Run one area only: config, model, index, "
-                                          "daemon, memory_verbs_usage, hooks or llm."),
+    def doctor(area: str = typer.Argument(None, metavar="AREA", help="Run one area only: config, model, permissions, facts, "
+                                          "index, daemon, memory_verbs_usage, hooks or llm."),
                json_out: bool = typer.Option(False, "--json", help="print the rows as JSON")):
         """Check the config, vault, daemon, indexes, model and integrations; each problem names its fix."""
         import json

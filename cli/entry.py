@@ -13,6 +13,9 @@ HOT = {"recall", "remember", "forget", "entity", "context", "delta", "call"}
 
 
 def main(argv: list[str] | None = None) -> int:
+    from ..daemon.private_files import restrict_umask
+
+    restrict_umask()  # caches, logs and tokens are private from their first byte
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:2] == ["hook", "session-start"] and not any(a in ("-h", "--help") for a in argv[2:]):
         from ..hooks.session_start import main as session_start  # a harness waits on this: stay lean

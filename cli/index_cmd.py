@@ -251,6 +251,7 @@ _PROBLEM_LABELS = {
     "conflict_copy": "conflict copies",
     "bad_frontmatter": "bad frontmatter",
     "slug_collision": "slug collisions",
+    "symlink_outside": "links leading outside the vault",
 }
 
 
@@ -259,7 +260,8 @@ def _problem_rows(index):
     by_label: dict[str, list[dict]] = {}
     for pr in problems:
         by_label.setdefault(_PROBLEM_LABELS.get(pr["kind"], "skipped or damaged files"), []).append(pr)
-    for label in ("conflict copies", "bad frontmatter", "slug collisions", "skipped or damaged files"):
+    for label in ("conflict copies", "bad frontmatter", "slug collisions", "links leading outside the vault",
+                  "skipped or damaged files"):
         items = by_label.get(label, [])
         if not items:
             yield ("ok", label, "none")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .spawn import connect_or_start
+from .spawn import IDENTITY_KEY, connect_or_start, vault_identity
 
 PROTOCOL_VERSION = "2025-06-18"
 CALL_ID = 2
@@ -58,9 +58,24 @@ def _read_answer(sock) -> dict:
             if not line.strip():
                 continue
             msg = json.loads(line)
+            if IDENTITY_KEY in msg:  # the daemon saying it serves our vault
+                continue
             # the call's answer, or a refusal of the preamble (no id) or of the handshake (id 1)
             if msg.get("id") == CALL_ID or ("error" in msg and msg.get("id") in (None, 1)):
                 return msg
+
+
+def _one_call(sock, verb: str, args, preamble: dict) -> dict:
+    try:
+        sock.sendall(_request_bytes(verb, args, preamble))
+        return _read_answer(sock)
+    finally:
+        sock.close()
+
+
+def _wrong_vault(msg: dict) -> bool:
+    data = (msg.get("error") or {}).get("data") if isinstance(msg.get("error"), dict) else None
+    return isinstance(data, dict) and IDENTITY_KEY in data
 
 
 def call_daemon(places, vault: Path, cfg: dict, verb: str, args: dict, *,
@@ -74,13 +89,20 @@ def call_daemon(places, vault: Path, cfg: dict, verb: str, args: dict, *,
 
 
 def call_with_preamble(places, vault: Path, verb: str, args, preamble: dict) -> tuple[dict, bool]:
-    """One tools/call on a fresh connection that opens with `preamble`."""
-    sock, _started = connect_or_start(places, vault)
-    try:
-        sock.sendall(_request_bytes(verb, args, preamble))
-        msg = _read_answer(sock)
-    finally:
-        sock.close()
+    """One tools/call on a fresh connection that opens with `preamble`.
+
+    The preamble names the vault folder, so a daemon serving another folder
+    refuses before the call runs (docs/architecture-notes-vault.md).
+    """
+    ident = vault_identity(vault)
+    if ident is not None:  # a vanished folder: the daemon says so itself
+        preamble = {**preamble, "vault": ident}
+    msg = _one_call(connect_or_start(places, vault, verify=False)[0], verb, args, preamble)
+    if _wrong_vault(msg):
+        # the daemon at our socket serves another folder (ours was replaced under
+        # it) and refused before running anything: it is stopping, so a retry
+        # that waits for it reaches a fresh daemon for this folder
+        msg = _one_call(connect_or_start(places, vault)[0], verb, args, preamble)
     if "error" in msg:
         err = msg["error"] or {}
         raise DaemonCallError(f"the daemon refused the call: {err.get('message')} (JSON-RPC {err.get('code')})")

@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 from ..indexer.atomic_files import fsync_dir
+from .private_files import FILE_MODE, private_dir
 
 log = logging.getLogger("brain.facts")
 
@@ -27,7 +28,7 @@ class FactsLog:
 
     def open_for_append(self) -> None:
         """Prepare to append: make the file, set aside a torn tail."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
         self._repair_torn_tail()
         created = not self.path.exists()
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -56,7 +57,7 @@ class FactsLog:
             tail = f.read()
             aside = self.path.with_name(self.path.name + f".torn-{start}")
             # the copy is on disk before the log is cut, so a crash in between loses nothing
-            with open(aside, "wb") as out:
+            with os.fdopen(os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE), "wb") as out:
                 out.write(tail)
                 out.flush()
                 os.fsync(out.fileno())
@@ -105,6 +106,30 @@ class FactsLog:
             return self.path.stat().st_size
         except FileNotFoundError:
             return 0
+
+    def stat_key(self) -> str:
+        """Changes whenever the file does (inode, size, mtime, ctime), even by an edit of the same length."""
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            return ""
+        return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
+
+    def hash_range(self, hasher, start: int, end: int):
+        """Feed bytes [start, end) of the log to `hasher`; None when the log is shorter than `end`."""
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(start)
+                left = end - start
+                while left > 0:
+                    chunk = f.read(min(left, 1 << 20))
+                    if not chunk:
+                        return None
+                    hasher.update(chunk)
+                    left -= len(chunk)
+        except FileNotFoundError:
+            return None if end > start else hasher
+        return hasher
 
     def head_signature(self) -> str:
         """The first line, which identifies this log (a replaced file differs)."""

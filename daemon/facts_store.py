@@ -9,6 +9,7 @@ gets the same ids.
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import logging
 import re
 import sqlite3
@@ -16,6 +17,7 @@ import threading
 from pathlib import Path
 
 from .facts_log import FactsLog
+from .private_files import private_dir
 from .protocol import iso, now_iso, utcnow
 
 log = logging.getLogger("brain.facts")
@@ -78,7 +80,7 @@ class FactsStore:
 
     def __init__(self, log_path: Path, cache_db: Path):
         self.log = FactsLog(log_path)
-        cache_db.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(cache_db.parent)
         self.db_path = cache_db
         self.db = sqlite3.connect(str(cache_db), check_same_thread=False, isolation_level=None, timeout=30)
         self.db.row_factory = sqlite3.Row
@@ -87,6 +89,9 @@ class FactsStore:
         self.lock = threading.RLock()
         self.bad_lines: list[tuple[int, str]] = []
         self._writable = False
+        # sha256 of the log's first `_hashed_upto` bytes, as read (see _prefix_intact)
+        self._hasher, self._hashed_upto = hashlib.sha256(), 0
+        self._own_stat = ""
         self._ensure_schema()
         self.catch_up()
 
@@ -119,10 +124,14 @@ class FactsStore:
                 head = self.log.head_signature()
                 # the highest id an insert line claimed, applied or not: ids are never reused
                 top = int(self._meta("log_max_id") or 0)
-                if offset > self.log.size() or (offset and self._meta("log_head") != head):
+                if offset > self.log.size() or (offset and self._meta("log_head") != head) \
+                        or not self._prefix_intact(offset):
                     log.warning("facts log changed under the cache; rebuilding the facts table")
                     self.db.execute("DELETE FROM facts")
                     offset, line_no, top = 0, 0, 0
+                    self.bad_lines = []
+                    self._hasher, self._hashed_upto = hashlib.sha256(), 0
+                read_from = offset
                 n = 0
                 for line_no, rec, pos, err in self.log.replay(offset, line_no + 1):
                     offset = pos
@@ -139,6 +148,11 @@ class FactsStore:
                     if err is not None:
                         self.bad_lines.append((line_no, err))
                         log.warning("facts.jsonl line %d skipped: %s", line_no, err)
+                if offset > read_from and self.log.hash_range(self._hasher, read_from, offset) is None:
+                    raise OSError(f"{self.log.path} shrank while it was read")
+                self._hashed_upto = offset
+                self._set_meta("log_prefix_sha256", self._hasher.hexdigest())
+                self._set_meta("log_stat", self.log.stat_key())
                 self._set_meta("log_offset", str(offset))
                 self._set_meta("log_lines", str(line_no))
                 self._set_meta("log_max_id", str(top))
@@ -148,6 +162,26 @@ class FactsStore:
             except BaseException:
                 self.db.execute("ROLLBACK")
                 raise
+
+    def _prefix_intact(self, offset: int) -> bool:
+        """Whether the log's first `offset` bytes are still the ones projected.
+
+        A hand edit behind the read position (inserted lines, or a change of
+        the same length) would otherwise never be seen. Checked by hash once
+        per process, and again whenever the file changed other than by our
+        own append (docs/architecture-notes-vault.md).
+        """
+        if offset == 0:
+            return True
+        key = self.log.stat_key()
+        if self._hashed_upto == offset and key in (self._meta("log_stat"), self._own_stat):
+            return True
+        hasher = self.log.hash_range(hashlib.sha256(), 0, offset)
+        if hasher is None:
+            return False
+        want = self._meta("log_prefix_sha256")
+        self._hasher, self._hashed_upto = hasher, offset
+        return want is None or hasher.hexdigest() == want  # None: a cache from before the check
 
     def _apply(self, rec: dict) -> None:
         if rec["op"] == "insert":
@@ -175,6 +209,7 @@ class FactsStore:
             self.db.execute("DELETE FROM facts")
             self.db.execute("DELETE FROM meta WHERE key LIKE 'log_%'")
             self.bad_lines = []
+            self._hasher, self._hashed_upto = hashlib.sha256(), 0
         return self.catch_up()
 
     # -- writing ------------------------------------------------------------
@@ -186,6 +221,7 @@ class FactsStore:
             self.log.open_for_append()
             self._writable = True
         self.log.append(records)
+        self._own_stat = self.log.stat_key()  # our append: no need to re-hash the prefix
         self.catch_up()
 
     def next_id(self) -> int:

@@ -34,6 +34,7 @@ from ..indexer.atomic_files import write_atomic
 from .. import __version__
 from . import config as config_mod
 from .places import Places
+from .private_files import private_roots, repair_modes, restrict_umask
 from .protocol import now_iso
 from .spawn import EXIT_ALREADY_RUNNING, log_path, pid_path, read_pid_file
 
@@ -200,6 +201,10 @@ def run_daemon(places: Places, vault: Path, cfg: dict, *, foreground: bool = Fal
         print(msg, file=sys.stderr)
         log.warning(msg)
         return code
+    # files an older brain (or another umask) left readable by others
+    fixed = repair_modes(private_roots(places, vault))
+    if fixed:
+        log.warning("made %d file(s) private again (0700 folders, 0600 files), e.g. %s", len(fixed), fixed[0])
     warmup = Warmup(engine, watch=True, models=bool(config_mod.get(cfg, "embeddings.enabled")))
     engine.warmup = warmup  # status may report it
     try:
@@ -219,7 +224,10 @@ def _run_with_engine(places: Places, vault: Path, cfg: dict, engine, warmup: War
     sock_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     gate = CallGate()
     surface = config_mod.get(cfg, "mcp_surface") or "full"
-    server = SocketServer(engine, gate=gate, default_surface=surface, ready=warmup.index_ready)
+    st = os.stat(vault)
+    identity = {"vault": str(vault), "dev": st.st_dev, "ino": st.st_ino, "pid": os.getpid(),
+                "version": __version__, "socket": str(sock_path)}
+    server = SocketServer(engine, gate=gate, default_surface=surface, ready=warmup.index_ready, identity=identity)
 
     async def main() -> None:
         # catch stop signals from the first moment a client can see us
@@ -375,6 +383,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--vault", required=True)
     ap.add_argument("--foreground", action="store_true", help="also log to stderr")
     ns = ap.parse_args(argv)
+    restrict_umask()
     places = Places.from_env()
     cfg = config_mod.load(places.config_file)
     return run_daemon(places, Path(ns.vault), cfg, foreground=ns.foreground)

@@ -2,13 +2,18 @@
 
 A client opens the socket and sends one JSON line
 
-    {"surface": "verbs|starter|full", "lane": "local|remote", "client": "<name>"}
+    {"surface": "verbs|starter|full", "lane": "local|remote", "client": "<name>",
+     "vault": {"dev": <int>, "ino": <int>}}
 
 and then speaks MCP (newline-delimited JSON-RPC) on the same connection. The
 local lane is trusted (private facts visible) and is granted only when the
 peer's uid, read from the kernel (SO_PEERCRED), is ours; any other claim
 becomes the remote lane. A client that skips the preamble and opens with a
-JSON-RPC message is served as remote on the default surface.
+JSON-RPC message is served as remote on the default surface. A preamble
+that names a vault folder (`vault`: device and inode of its real path) gets
+one line back before anything else: `{"brain_daemon": {vault, dev, ino, pid,
+version}}` when it is the folder we serve, else a JSON-RPC error, and the
+connection ends.
 
 Faults stay per connection: garbage gets a JSON-RPC parse error, an
 oversized line is discarded and answered with an error, a client that goes
@@ -28,8 +33,11 @@ import mcp_types as types
 from anyio.abc import SocketAttribute
 from mcp.shared.message import SessionMessage
 
-from .mcp_server import CALL_THREADS, SLOW_CALL_THREADS, CallGate, build_server, engine_call, fixed_caller
+from .mcp_server import (
+    CALL_THREADS, SLOW_CALL_THREADS, CallGate, build_server, engine_call, fixed_caller, vault_lost_envelope,
+)
 from .protocol import Caller
+from .spawn import IDENTITY_KEY
 from .tooldefs import SURFACES
 
 log = logging.getLogger("brain.socket")
@@ -82,8 +90,12 @@ def _error_line(code: int, message: str, req_id=None) -> bytes:
 class SocketServer:
     """Accepts connections and serves each with its own MCP session."""
 
-    def __init__(self, engine, *, gate: CallGate, default_surface: str = "full", ready=None):
+    def __init__(self, engine, *, gate: CallGate, default_surface: str = "full", ready=None,
+                 identity: dict | None = None):
         self.call = engine_call(engine, gate=gate, ready=ready)
+        self.engine = engine
+        # which vault folder we serve, for preambles that name one (vault_reply)
+        self.identity = identity
         self.gate = gate
         self.default_surface = default_surface
         self.limiter: anyio.CapacityLimiter | None = None
@@ -101,6 +113,27 @@ class SocketServer:
                                slow_limiter=self.slow_limiter)
             self._servers[caller] = srv
         return srv
+
+    def vault_reply(self, claim) -> tuple[bytes, bool]:
+        """The answer to a preamble naming the vault folder its client means.
+
+        The same folder (device and inode) gets our identity on one line and
+        the session goes on; another folder gets an error and nothing else,
+        so a call already sent behind the preamble never runs on the wrong
+        vault (docs/architecture-notes-vault.md).
+        """
+        ident = self.identity or {}
+        same = isinstance(claim, dict) and bool(ident) and \
+            (claim.get("dev"), claim.get("ino")) == (ident.get("dev"), ident.get("ino"))
+        if same:
+            return (json.dumps({IDENTITY_KEY: ident}) + "\n").encode(), True
+        # the folder at our path may have been replaced: if so we stop, and the client starts a fresh daemon
+        vault_lost_envelope(self.engine)
+        msg = (f"this daemon serves the vault folder {ident.get('vault')}, not the folder this client names; "
+               "fix: run the command again (a daemon for that folder starts by itself)")
+        line = {"jsonrpc": "2.0", "id": None,
+                "error": {"code": INVALID_REQUEST, "message": msg, "data": {IDENTITY_KEY: ident}}}
+        return (json.dumps(line) + "\n").encode(), False
 
     def unanswered(self) -> int:
         """Requests received on any connection whose answer is not yet written.
@@ -174,6 +207,11 @@ class SocketServer:
         if "jsonrpc" in pre:
             # no preamble: a plain MCP client; its first line is a message
             pending_first, pre = first, {}
+        if "vault" in pre:
+            reply, same = self.vault_reply(pre["vault"])
+            await send_bytes(reply)
+            if not same:
+                return
         try:
             caller = caller_from_preamble(pre, peer_uid(stream), self.default_surface)
         except ValueError as e:

@@ -89,6 +89,55 @@ def try_connect(path: Path, timeout: float | None = None) -> socket.socket | Non
         return None
 
 
+def vault_identity(vault: Path) -> dict | None:
+    """What names a vault folder to its daemon: the device and inode of its real path.
+
+    A copy (`cp -r`) is another folder even though its `.brain/` is the same
+    bytes, so it gets its own daemon (docs/architecture-notes-vault.md).
+    None when the folder is gone: there is nothing to confuse it with.
+    """
+    try:
+        st = os.stat(Path(vault).expanduser().resolve())
+    except OSError:
+        return None
+    return {"dev": st.st_dev, "ino": st.st_ino}
+
+
+# the key of the daemon's reply to a preamble that names a vault
+IDENTITY_KEY = "brain_daemon"
+PROBE_TIMEOUT_S = 5.0
+
+
+def probe_daemon(path, vault: Path, timeout: float = PROBE_TIMEOUT_S) -> dict | None:
+    """Ask the daemon on `path` which vault it serves.
+
+    Returns {"same": bool, ...its identity}, or None when nobody answers
+    there or the vault folder is gone.
+    """
+    ident = vault_identity(vault)
+    s = try_connect(Path(path), timeout=timeout) if ident is not None else None
+    if s is None:
+        return None
+    try:
+        s.settimeout(timeout)
+        s.sendall(json.dumps({"surface": "verbs", "lane": "remote", "client": "brain-probe",
+                              "vault": ident}).encode() + b"\n")
+        line = s.makefile("rb").readline(65536)
+        reply = json.loads(line) if line.strip() else {}
+    except (OSError, ValueError):
+        return None
+    finally:
+        s.close()
+    if not isinstance(reply, dict):
+        return None
+    if isinstance(reply.get(IDENTITY_KEY), dict):
+        return {**reply[IDENTITY_KEY], "same": True}
+    data = (reply.get("error") or {}).get("data") if isinstance(reply.get("error"), dict) else None
+    if isinstance(data, dict) and isinstance(data.get(IDENTITY_KEY), dict):
+        return {**data[IDENTITY_KEY], "same": False}
+    return None
+
+
 def start_daemon(places, vault: Path):
     """Spawn a detached daemon for `vault`; returns its Popen."""
     import subprocess
@@ -212,6 +261,10 @@ def _daemon_elsewhere(places, vault: Path) -> socket.socket | None:
             return None
     except OSError:
         return None
+    # the stamp may have been copied with the vault (`cp -r`): the daemon there
+    # must say it serves this very folder
+    if not (probe_daemon(other, vault) or {}).get("same"):
+        return None
     s = try_connect(Path(other), timeout=2.0)
     if s is not None and vault not in _WARNED_ELSEWHERE:
         _WARNED_ELSEWHERE.add(vault)
@@ -225,17 +278,45 @@ def _daemon_elsewhere(places, vault: Path) -> socket.socket | None:
 _WARNED_ELSEWHERE: set = set()
 
 
-def connect_or_start(places, vault: Path, on_start=None) -> tuple[socket.socket, bool]:
+def _other_vaults_daemon(places, vault: Path) -> bool:
+    """True when the daemon on the vault's socket served another folder and has now gone.
+
+    That happens when the vault was moved, deleted or replaced under a
+    running daemon: asked, the daemon notices and stops, so wait for it
+    (DaemonStartError if it stays).
+    """
+    path = places.socket_path(vault)
+    info = probe_daemon(path, vault)
+    if info is None or info["same"]:
+        return False
+    deadline = time.monotonic() + STOP_TIMEOUT_S
+    while time.monotonic() < deadline:
+        s = try_connect(path, timeout=1.0)
+        if s is None:
+            return True
+        s.close()
+        time.sleep(0.05)
+    raise DaemonStartError(
+        f"the daemon on {path} (pid {info.get('pid')}) serves the folder {info.get('vault')}, not {vault}.\n"
+        f"fix: stop it (`kill {info.get('pid')}`), then run the command again.")
+
+
+def connect_or_start(places, vault: Path, on_start=None, verify: bool = True) -> tuple[socket.socket, bool]:
     """Connect to the vault's daemon, starting one if none answers.
 
     A daemon started by an older release (its pid file says which) is
     stopped gracefully and replaced. Returns (socket, started). `on_start()`
-    is called just before spawning.
+    is called just before spawning. With `verify` the daemon is first asked
+    which folder it serves; a caller that names the vault in its own preamble
+    (the daemon then refuses another folder's calls) passes False.
     """
     from .. import __version__
 
     vault = Path(vault).expanduser().resolve()
     s = try_connect(places.socket_path(vault))
+    if s is not None and verify and _other_vaults_daemon(places, vault):
+        s.close()
+        s = try_connect(places.socket_path(vault))
     if s is not None:
         old = _older_daemon(places, vault)
         if old is None:
@@ -258,6 +339,20 @@ def connect_or_start(places, vault: Path, on_start=None) -> tuple[socket.socket,
     return wait_for_socket(places, vault, proc), True
 
 
+def find_daemon(places, vault: Path) -> dict | None:
+    """The identity of the daemon serving this very folder (its own word), wherever it listens."""
+    from .vault_lock import VaultLock
+
+    vault = Path(vault).expanduser().resolve()
+    places_socket = str(places.socket_path(vault))
+    other = VaultLock(vault).holder().get("socket")
+    for path in dict.fromkeys([places_socket, other if isinstance(other, str) else places_socket]):
+        info = probe_daemon(path, vault)
+        if info is not None and info["same"]:
+            return {**info, "socket": path}
+    return None
+
+
 def daemon_status(places, vault: Path) -> dict:
     """What a client can see of the daemon: pid file, liveness, socket answer."""
     vault = Path(vault).expanduser().resolve()
@@ -268,6 +363,12 @@ def daemon_status(places, vault: Path) -> dict:
     if s is not None:
         s.close()
     pid = info.get("pid")
+    if answering:
+        # the daemon's own word: it may serve another folder (the vault was replaced under it)
+        ident = probe_daemon(sock_path, vault, timeout=1.0)
+        if ident is not None:
+            answering = ident["same"]
+            pid = ident.get("pid") if answering else None
     return {
         "running": answering,
         "pid": pid if daemon_pid_alive(pid) else None,

@@ -13,6 +13,7 @@ import os
 import time
 from pathlib import Path
 
+from .private_files import private_dir
 from .protocol import now_iso
 
 
@@ -38,7 +39,7 @@ class VaultLock:
         """Take the lock, waiting up to `wait_s`; raise VaultLocked if it stays held."""
         if self._fd is not None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         deadline = time.monotonic() + wait_s
         while True:

@@ -7,11 +7,13 @@ pages; refusals are PageWriteError with the reason and the fix.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from .markdown_page import parse_page
 from .atomic_files import write_atomic
 from .page_files import PageWriteError, check_size, check_slug, content_hash, read_bytes
 from .page_tables import iso_ns
-from .scan import IGNORE_FILE, classify, stat_page
+from .scan import IGNORE_FILE, classify, page_path, stat_page
 from .slugs import path_to_slug
 
 
@@ -46,8 +48,15 @@ class PageOps:
             if remote and row is not None and row["visibility"] == "private":
                 raise PageWriteError("private", f"page {slug!r} cannot be written over this connection.",
                                      "Choose another slug, or write the page from the local CLI.")
+            # README "Symlinks": never through a link to outside the vault; a link
+            # inside it is written at its target and stays a link
+            real = page_path(self.vault, rel)
+            if real is None:
+                raise PageWriteError("invalid_slug", f"{rel} leads outside the vault's pages through a "
+                                                     "symlink; brain never writes there.",
+                                     "Choose a slug whose folders are real folders inside the vault.")
             path = self.vault / rel
-            old = read_bytes(path)
+            old = read_bytes(real)
             current = content_hash(old) if old is not None else None
             if expected_hash is not None and current != expected_hash.strip().lower():
                 what = "was deleted" if current is None else "changed"
@@ -56,13 +65,18 @@ class PageOps:
                     "Call get_page again, merge your edit into the current content, and retry with its hash.",
                     detail=f"current hash: {current}" if current else None)
             try:
-                write_atomic(path, data)
+                write_atomic(path, data, within=self.vault)
+            except PermissionError as e:  # the link changed since the check above
+                raise PageWriteError("invalid_slug", f"{rel} cannot be written: {e.strerror or e}.",
+                                     "Choose a slug whose folders are real folders inside the vault.") from None
             except (IsADirectoryError, NotADirectoryError, FileExistsError) as e:
                 # a folder named like the page file, or a file named like one of its folders
                 raise PageWriteError("invalid_slug", f"{rel} cannot be written: {e.strerror or e} "
                                                      f"({e.filename or path}).",
                                      "Rename the file or folder that is in the way, or choose another slug.") from None
-            self.apply(paths=[rel])
+            # the link's target may be a page of its own
+            target = Path(real).relative_to(Path(self.vault).resolve()).as_posix()
+            self.apply(paths=list(dict.fromkeys([rel, target])))
             indexed = self.tables.by_path(rel)
             if indexed is None:
                 why = self.db.execute("SELECT detail FROM problems WHERE path = ? LIMIT 1", (rel,)).fetchone()
@@ -85,7 +99,8 @@ class PageOps:
         row = self._page_row(slug, remote)
         if row is None:
             return None
-        raw = read_bytes(self.vault / row["path"])
+        real = page_path(self.vault, row["path"])  # a link swapped to outside since it was indexed
+        raw = read_bytes(real) if real is not None else None
         if raw is None:
             return None
         text = raw.decode("utf-8", "replace")

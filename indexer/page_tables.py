@@ -273,7 +273,7 @@ class PageTables:
     def replace_scan_problems(self, problems: list[Problem], under: str = "") -> None:
         """Swap the walk-level problems (conflict copies, loops) found under a folder."""
         self._problem_paths = None
-        kinds = ("conflict_copy", "symlink_loop", "unreadable_folder")
+        kinds = ("conflict_copy", "symlink_loop", "symlink_outside", "unreadable_folder")
         marks = ",".join("?" * len(kinds))
         if under:
             self.db.execute(f"DELETE FROM problems WHERE kind IN ({marks}) AND (path = ? OR path LIKE ?)",

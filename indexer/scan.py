@@ -4,6 +4,10 @@ Pages are `*.md` files outside dot-folders, outside `.brainignore` patterns,
 and not sync-conflict copies. Conflict copies, symlink loops, binary or
 oversized files come back as problems (shown by `brain doctor`), never as
 exceptions: one bad file must not stop an index.
+
+Symlinks (README "Symlinks"): a link whose real target stays inside the
+vault's real path, outside its dot-folders, is followed; any other is never
+followed, read or indexed, and is reported as `symlink_outside`.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import re
 import stat as _stat
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .atomic_files import TEMP_NAME, real_inside
 
 MAX_PAGE_BYTES = 4 * 1024 * 1024   # a bigger .md is almost surely an export or a dump
 IGNORE_FILE = ".brainignore"
@@ -35,7 +41,7 @@ class FileStat:
 @dataclass(slots=True)
 class Problem:
     path: str
-    kind: str       # conflict_copy | symlink_loop | binary | invalid_utf8 | too_large | unreadable | ...
+    kind: str       # conflict_copy | symlink_loop | symlink_outside | binary | invalid_utf8 | too_large | ...
     detail: str
 
 
@@ -43,6 +49,7 @@ class Problem:
 class ScanResult:
     files: dict[str, FileStat] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
+    temp_files: list[str] = field(default_factory=list)   # brain's own leftover temp files (TEMP_NAME)
 
 
 def is_markdown(name: str) -> bool:
@@ -154,16 +161,34 @@ def scan_vault(vault: Path, under: str = "", rules: IgnoreRules | None = None) -
     rules = rules or IgnoreRules.load(vault)
     result = ScanResult()
     start = vault / under if under else vault
+    base = os.path.realpath(vault)
+    if _pages_real_path(base, start) is None:
+        return result
     try:
         st = os.stat(start)
     except OSError:
         return result
     visited = {(st.st_dev, st.st_ino)}
-    _walk(str(start), under.strip("/"), rules, result, visited, ((st.st_dev, st.st_ino),))
+    _walk(str(start), under.strip("/"), rules, result, visited, ((st.st_dev, st.st_ino),), base)
     return result
 
 
-def _walk(abs_dir: str, rel_dir: str, rules: IgnoreRules, out: ScanResult, visited: set, ancestors: tuple) -> None:
+def _link_outside(rel: str, target: str) -> Problem:
+    return Problem(rel, "symlink_outside", f"a symlink to {target}, outside the vault's pages (elsewhere, or in "
+                                           "a dot-folder); not followed (move those notes into the vault, or link "
+                                           "from there to here instead)")
+
+
+def _pages_real_path(base: str, path) -> str | None:
+    """The real path of `path` when it lies inside the vault's real path `base` and outside its dot-folders."""
+    real = real_inside(base, path)
+    if real is None or (real != base and hidden(os.path.relpath(real, base).replace(os.sep, "/"))):
+        return None
+    return real
+
+
+def _walk(abs_dir: str, rel_dir: str, rules: IgnoreRules, out: ScanResult, visited: set, ancestors: tuple,
+          base: str) -> None:
     try:
         entries = list(os.scandir(abs_dir))
     except OSError as e:
@@ -171,15 +196,23 @@ def _walk(abs_dir: str, rel_dir: str, rules: IgnoreRules, out: ScanResult, visit
         return
     for entry in entries:
         name = entry.name
-        if name.startswith("."):
-            continue
         rel = f"{rel_dir}/{name}" if rel_dir else name
+        if name.startswith("."):
+            if TEMP_NAME.match(name) and entry.is_file(follow_symlinks=False):
+                out.temp_files.append(rel)
+            continue
         try:
             is_dir = entry.is_dir(follow_symlinks=True)
         except OSError:
             is_dir = False
+        # the folder we are in is inside the vault: only a link can lead out
+        target = os.path.realpath(entry.path) if entry.is_symlink() else None
+        outside = target is not None and _pages_real_path(base, target) is None
         if is_dir:
             if rules.ignored(rel, True):
+                continue
+            if outside:
+                out.problems.append(_link_outside(rel, target))
                 continue
             try:
                 st = entry.stat(follow_symlinks=True)
@@ -193,7 +226,7 @@ def _walk(abs_dir: str, rel_dir: str, rules: IgnoreRules, out: ScanResult, visit
             if key in visited:
                 continue  # the same folder reached twice through a symlink: index it once
             visited.add(key)
-            _walk(entry.path, rel, rules, out, visited, ancestors + (key,))
+            _walk(entry.path, rel, rules, out, visited, ancestors + (key,), base)
             continue
         if not is_markdown(name):
             continue
@@ -202,6 +235,9 @@ def _walk(abs_dir: str, rel_dir: str, rules: IgnoreRules, out: ScanResult, visit
             continue
         if kind == "conflict":
             out.problems.append(Problem(rel, "conflict_copy", CONFLICT_FIX))
+            continue
+        if outside:
+            out.problems.append(_link_outside(rel, target))
             continue
         try:
             st = entry.stat(follow_symlinks=True)
@@ -214,10 +250,25 @@ def _walk(abs_dir: str, rel_dir: str, rules: IgnoreRules, out: ScanResult, visit
         out.files[rel] = FileStat(rel, st.st_mtime_ns, st.st_size)
 
 
+def page_path(vault: Path, rel: str) -> str | None:
+    """The real path of a page file, or None when it (or a folder on its way) leads outside the vault's pages."""
+    return _pages_real_path(os.path.realpath(vault), Path(vault) / rel)
+
+
+def outside_link(vault: Path, rel: str) -> Problem | None:
+    """The `symlink_outside` problem of a path that leads out of the vault, else None."""
+    if page_path(vault, rel) is not None:
+        return None
+    return _link_outside(rel, os.path.realpath(Path(vault) / rel))
+
+
 def stat_page(vault: Path, rel: str) -> FileStat | None:
-    """The current stat of one page file, or None when it is gone or not a file."""
+    """The current stat of one page file, or None when it is gone, not a file, or outside the vault."""
+    real = page_path(vault, rel)
+    if real is None:
+        return None
     try:
-        st = os.stat(Path(vault) / rel)
+        st = os.stat(real)
     except OSError:
         return None
     if not _stat.S_ISREG(st.st_mode):
@@ -231,7 +282,9 @@ def read_page(vault: Path, rel: str, size_hint: int | None = None) -> tuple[byte
     Invalid UTF-8 is indexed with replacement characters and reported;
     binary content (NUL bytes) and oversized files are skipped and reported.
     """
-    path = Path(vault) / rel
+    path = page_path(vault, rel)
+    if path is None:
+        return None, None, outside_link(vault, rel)
     if size_hint is not None and size_hint > MAX_PAGE_BYTES:
         return None, None, _too_large(rel, size_hint)
     try:

@@ -12,18 +12,22 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sqlite3
 import threading
 from pathlib import Path
 from typing import Callable, Iterable
 
+from .atomic_files import sweep_temp_files
 from .db import open_db
 from .keyword import KeywordIndex
 from .markdown_page import parse_page
 from .page_files import PageWriteError, content_hash
 from .page_ops import PageOps
 from .page_tables import PageTables, collision_echo, now_iso
-from .scan import CONFLICT_FIX, IGNORE_FILE, FileStat, IgnoreRules, Problem, classify, read_page, scan_vault, stat_page
+from .scan import (
+    CONFLICT_FIX, IGNORE_FILE, FileStat, IgnoreRules, Problem, classify, outside_link, read_page, scan_vault, stat_page,
+)
 from .slugs import path_to_slug
 
 log = logging.getLogger("brain.indexer")
@@ -127,6 +131,10 @@ class VaultIndex(PageOps):
         scan_problems: list[tuple[str, list[Problem]]] = []
         if full:
             res = scan_vault(self.vault, rules=self.rules)
+            if not self.read_only and res.temp_files:
+                swept = sweep_temp_files(self.vault, res.temp_files)
+                if swept:
+                    log.info("removed %d temp file(s) a crashed write left behind: %s", len(swept), ", ".join(swept[:5]))
             rows = t.manifest()
             present = res.files
             gone = set(rows) - set(present)
@@ -156,7 +164,10 @@ class VaultIndex(PageOps):
                 continue
             gone.add(rel)
             conflict = kind == "conflict" and st is not None
-            file_problems.append((rel, Problem(rel, "conflict_copy", CONFLICT_FIX) if conflict else None))
+            problem = Problem(rel, "conflict_copy", CONFLICT_FIX) if conflict else None
+            if kind == "page" and problem is None and os.path.lexists(self.vault / rel):
+                problem = outside_link(self.vault, rel)
+            file_problems.append((rel, problem))
         rows = {}
         for part in _parts(list(set(present) | gone)):
             for r in t.db.execute(f"SELECT id, path, slug, tail, mtime_ns, size, content_hash FROM pages "
