@@ -19,8 +19,10 @@ from .status_view import (daemon_reading, duration, eta_seconds, next_step, sema
                           with_rate)
 
 # how long init watches the model load before handing over with "loading"
-MODEL_WAIT_S = 30.0
+MODEL_WAIT_S = 40.0
 POLL_S = 0.25
+# the least time given to measuring the embedding rate for the estimate
+RATE_WAIT_S = 5.0
 
 
 def run_init(path: Path | None, start: bool) -> int:
@@ -114,26 +116,31 @@ def _hand_over(p, cfg, vault: Path, body: dict) -> dict:
 
     console = Console()
     waiting = console.status("loading the embedding model…") if console.is_terminal else nullcontext()
-    with waiting:
-        return _watch_model(p, cfg, vault, body)
+    with waiting:  # print only once the spinner is gone, or the two share a line
+        body, message = _watch_model(p, cfg, vault, body)
+    typer.echo(message)
+    return body
 
 
-def _watch_model(p, cfg, vault: Path, body: dict) -> dict:
+def _watch_model(p, cfg, vault: Path, body: dict) -> tuple[dict, str]:
+    """(the last status, the line to print): semantic search ready, failed or off, or
+    building with an estimate of the time left."""
     deadline = time.monotonic() + MODEL_WAIT_S
     while time.monotonic() < deadline:
         if body.get("vectors_ready") or body.get("model_state") in ("failed", "disabled"):
             break
-        if semantic_progress(body) is not None and body.get("model_state") == "ready":
-            body, rate = with_rate(p, cfg, vault, body, wait_s=2.0)
-            if body.get("vectors_ready"):
-                break
-            progress = semantic_progress(body)
-            if progress is not None:
-                eta = eta_seconds(body, rate)
-                typer.echo(f"semantic search is building in the background: {progress[0]:,}/{progress[1]:,} chunks"
-                           + (f", {duration(eta)}" if eta is not None else "") + " (`brain status` shows how far it got)")
-                return body
+        if body.get("model_state") == "ready" and semantic_progress(body) is not None:
+            body, rate = with_rate(p, cfg, vault, body, max_wait_s=max(RATE_WAIT_S, deadline - time.monotonic()))
+            if semantic_progress(body) is None:
+                break  # done while we measured
+            return body, building_message(body, rate)
         time.sleep(POLL_S * 2)
         body = daemon_reading(p, cfg, vault) or body
-    typer.echo(semantic_line(body))
-    return body
+    return body, semantic_line(body)
+
+
+def building_message(body: dict, rate: float | None) -> str:
+    done, total = semantic_progress(body)
+    eta = eta_seconds(body, rate)
+    return (f"semantic search is building in the background: {done:,}/{total:,} chunks"
+            + (f", {duration(eta)}" if eta is not None else "") + " (`brain status` shows how far it got)")

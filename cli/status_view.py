@@ -47,22 +47,33 @@ def daemon_reading(p, cfg, vault: Path) -> dict | None:
     return None if is_error else {"daemon": True, **body}
 
 
-def with_rate(p, cfg, vault: Path, first: dict, wait_s: float = 1.0) -> tuple[dict, float | None]:
-    """While the vectors build and the daemon gives no estimate of its own, read the status
-    again after `wait_s` and measure chunks embedded per second: (newest reading, rate or None)."""
+def with_rate(p, cfg, vault: Path, first: dict, max_wait_s: float = 4.0) -> tuple[dict, float | None]:
+    """While the vectors build and the daemon gives no estimate of its own, measure chunks embedded
+    per second: (newest reading, rate or None).
+
+    The count moves a batch at a time, so the rate is taken between two moves (the first
+    move ends a batch that started before we looked); at most `max_wait_s` is spent on it.
+    """
     import time
 
-    before = semantic_progress(first)
-    if before is None or eta_seconds(first) is not None or not first.get("daemon"):
+    if semantic_progress(first) is None or eta_seconds(first) is not None or not first.get("daemon"):
         return first, None
-    t0 = time.monotonic()
-    time.sleep(wait_s)
-    second = daemon_reading(p, cfg, vault)
-    if second is None:
-        return first, None
-    after = semantic_progress(second)
-    rate = (after[0] - before[0]) / (time.monotonic() - t0) if after is not None else 0.0
-    return second, (rate if rate > 0 else None)
+    deadline = time.monotonic() + max_wait_s
+    body, moves = first, []  # (time, count) at each move of the count
+    last = semantic_progress(first)[0]
+    while time.monotonic() < deadline and len(moves) < 2:
+        time.sleep(0.1)
+        reading = daemon_reading(p, cfg, vault)
+        if reading is None or semantic_progress(reading) is None:
+            return reading or body, None  # stopped, or done building
+        body = reading
+        count = semantic_progress(body)[0]
+        if count != last:
+            moves.append((time.monotonic(), count))
+            last = count
+    if len(moves) < 2 or moves[1][1] <= moves[0][1]:
+        return body, None
+    return body, (moves[1][1] - moves[0][1]) / (moves[1][0] - moves[0][0])
 
 
 def semantic_progress(body: dict) -> tuple[int, int] | None:
