@@ -136,7 +136,8 @@ def _watch_model(p, cfg, vault: Path, body: dict) -> tuple[dict, str]:
             return body, building_message(body, rate)
         time.sleep(POLL_S * 2)
         body = daemon_reading(p, cfg, vault) or body
-    return body, semantic_line(body)
+    line = semantic_line(body)
+    return body, line if body.get("vectors_ready") else f"{line}; `brain status` shows its progress"
 
 
 def building_message(body: dict, rate: float | None) -> str:
