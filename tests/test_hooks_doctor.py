@@ -93,6 +93,8 @@ def test_doctor_passes_on_a_vault_with_nothing_about_the_standing_entities(tmp_p
     env = env_for(brain_home, HOME=str(home), PATH=VENV_BIN + os.pathsep + "/usr/bin:/bin")
     assert brain(env, "init", str(vault), "--no-daemon").returncode == 0
     assert brain(env, "config", "set", "embeddings.enabled", "false").returncode == 0
+    # a loaded machine may start the daemon slower than the default deadline (as seed_home allows)
+    assert brain(env, "config", "set", "hooks.deadline_ms", "30000").returncode == 0
     try:
         code, found = rows(env, cwd=home)
     finally:
