@@ -50,7 +50,7 @@ def seed(home: Path, pages: int, facts: int) -> tuple[dict, Path]:
     for i in range(pages):
         (vault / "notes" / f"note-{i}.md").write_text(f"# Note {i}\n\nMet [[Me]] about item {i}.\n")
     run = lambda *a: subprocess.run([*brain_argv(), *a], env=env, capture_output=True, check=True)  # noqa: E731
-    run("init", str(vault))
+    run("init", str(vault), "--no-daemon")
     cfg = home / "config" / "config.toml"
     cfg.write_text(cfg.read_text() + "\n[embeddings]\nenabled = false\n")
     for i in range(facts):

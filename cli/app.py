@@ -60,32 +60,27 @@ app = _BrainApp(
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        typer.echo(f"brain {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", "-V", is_eager=True, callback=_version,
+                                       help="Print brain's version and exit.")):
+    """Options for every command (the app's help text says what brain is)."""
+
+
 @app.command()
-def init(path: Optional[Path] = typer.Argument(None, metavar="PATH", help="The vault folder (created if absent). Default: the current folder.")):
-    """Register a folder of Markdown notes as the vault and write the config."""
-    from ..daemon import config as config_mod
-    from ..daemon.protocol import now_iso
+def init(path: Optional[Path] = typer.Argument(None, metavar="PATH", help="The vault folder (created if absent). Default: the current folder."),
+         no_daemon: bool = typer.Option(False, "--no-daemon", help="only register the folder; start no daemon")):
+    """Register a folder of Markdown notes as the vault, start its daemon and build the index."""
+    from .init_cmd import run_init
 
-    p = backend.places()
-    vault = (path or Path.cwd()).expanduser().resolve()
-    if vault.exists() and not vault.is_dir():
-        typer.echo(f"error: {vault} is a file, not a folder.", err=True)
-        typer.echo("fix: pass a folder (it is created if it does not exist).", err=True)
-        raise typer.Exit(1)
-    from ..daemon.private_files import private_dir, user_umask
-
-    if not vault.exists():  # the notes folder is the person's: their umask, not brain's private one
-        vault.mkdir(parents=True)
-        os.chmod(vault, 0o777 & ~user_umask())
-    private_dir(vault / ".brain")
-    cfg = config_mod.load(p.config_file)
-    cfg["vault"] = str(vault)
-    cfg.setdefault("protocol_installed_at", now_iso())
-    config_mod.save(p.config_file, cfg)
-    pages = sum(1 for _ in vault.rglob("*.md"))
-    typer.echo(f"vault: {vault}  ({pages} Markdown files)")
-    typer.echo(f"config: {p.config_file}")
-    typer.echo("Facts are world-visible to every agent connected to this brain unless saved with --visibility private.")
+    raise typer.Exit(run_init(path, start=not no_daemon))
 
 
 config_app = typer.Typer(help="Read and change settings (config.toml).", no_args_is_help=True)

@@ -127,25 +127,35 @@ def register(app) -> None:
                    f"socket {found['socket']}")
 
     @daemon_app.command("stop")
-    def stop():
+    def stop(every: bool = typer.Option(False, "--all", help="stop every daemon of yours, whatever vault it serves")):
         """Stop the daemon: calls in flight finish, the caches are flushed."""
-        from ..daemon.spawn import stop_daemon
+        from ..daemon.spawn import stop_all, stop_daemon
 
         p = backend.places()
+        if every:
+            stopped = stop_all(p)
+            for info, outcome in stopped:
+                typer.echo(f"daemon for {info.get('vault')}: {outcome}")
+            if not stopped:
+                typer.echo(f"no daemon running (looked in {p.runtime_dir})")
+            return
         cfg = backend.load_config(p)
         vault = _vault_or_exit(p, cfg)
         typer.echo(f"daemon: {stop_daemon(p, vault)}")
 
     @daemon_app.command("status")
     def status(json_out: bool = typer.Option(False, "--json", help="print the status as JSON")):
-        """Is the daemon running, on which socket, since when."""
-        from ..daemon.spawn import daemon_status
+        """Is the daemon running, on which socket, since when; and which daemons serve other vaults."""
+        from ..daemon.spawn import daemon_status, running_daemons
 
         p = backend.places()
         cfg = backend.load_config(p)
         vault = _vault_or_exit(p, cfg)
         st = daemon_status(p, vault)
         st["vault"] = str(vault)
+        # daemons of vaults used before (the demo's, a previous `brain init`) are still yours to see
+        st["others"] = [{k: d.get(k) for k in ("pid", "vault", "started_at", "socket")}
+                        for d in running_daemons(p) if d.get("vault") != str(vault)]
         if json_out:
             typer.echo(json.dumps(st, indent=2))
         elif st["running"]:
@@ -154,6 +164,9 @@ def register(app) -> None:
             extra = " (a dead daemon left files behind; the next start cleans them)" if (
                 st["stale_pid_file"] or st["stale_socket"]) else ""
             typer.echo(f"not running{extra}. `brain daemon start` starts it; any brain command does too.")
+        for other in st["others"] if not json_out else ():
+            typer.echo(f"also running: pid {other['pid']} since {other['started_at']} for another vault, "
+                       f"{other['vault']} (`brain daemon stop --all` stops every daemon)")
         raise typer.Exit(0 if st["running"] else 3)
 
     @daemon_app.command("logs")

@@ -1,8 +1,9 @@
 """`brain demo [PATH]`: the README's first command — a guided round trip.
 
-Registers the folder as the vault, lets the daemon index it, then shows what
-an agent gets: remember → recall, a page search, an entity card and the
-context pack a session-start hook would inject.
+Copies the folder (the demo never writes to it), registers the copy as the
+vault, lets the daemon index it, then shows what an agent gets: remember →
+recall, a page search, an entity card and the context pack a session-start
+hook would inject.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 import typer
 
 from . import backend, render
+from .status_view import connect_hint
 
 
 def _step(title: str, command: bool = True) -> None:
@@ -55,26 +57,51 @@ def _index_here(p, vault: Path) -> dict:
         engine.close()
 
 
+def demo_copy(p, source: Path) -> Path:
+    """A fresh copy of `source` under brain's state folder; the demo runs there and never writes to `source`.
+
+    A daemon still serving the copy of an earlier run is stopped first, so
+    every run starts from the same pages and the same empty facts log.
+    """
+    import shutil
+
+    from ..daemon.spawn import stop_daemon
+
+    dest = p.state_dir / "demo" / (source.name or "vault")
+    if dest.exists():
+        stop_daemon(p, dest)
+        shutil.rmtree(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(source, dest, ignore=shutil.ignore_patterns(".brain"), symlinks=True)
+    return dest
+
+
 def register(app: typer.Typer) -> None:
     @app.command("demo")
-    def demo(path: Path = typer.Argument(Path("sample_brain"), metavar="PATH", help="The vault to use."),
+    def demo(path: Path = typer.Argument(Path("sample_brain"), metavar="PATH", help="The notes folder to copy."),
              no_daemon: bool = typer.Option(False, "--no-daemon", help="run everything in this process")):
-        """Register PATH as the vault and show remember → recall, search, an entity card and a context pack."""
+        """Copy PATH, register the copy as the vault and show remember → recall, search, an entity card and a
+        context pack (PATH itself is never written to)."""
         from ..daemon import config as config_mod
         from ..daemon.protocol import now_iso
+        from .init_cmd import stop_previous
 
-        vault = path.expanduser().resolve()
-        if not vault.is_dir():
-            typer.echo(f"error: {vault} is not a folder.", err=True)
-            typer.echo("fix: run this from the repository root, or pass the path of a notes folder.", err=True)
+        source = path.expanduser().resolve()
+        if not source.is_dir():
+            typer.echo(f"error: {source} is not a folder.", err=True)
+            typer.echo("fix: run this from the root of a clone of brain (it has sample_brain/), or pass the path "
+                       "of a notes folder.", err=True)
             raise typer.Exit(1)
         p = backend.places()
         cfg = config_mod.load(p.config_file)
+        previous = cfg.get("vault")
+        vault = demo_copy(p, source)
         cfg["vault"] = str(vault)
         cfg.setdefault("protocol_installed_at", now_iso())
         config_mod.save(p.config_file, cfg)
-        _step(f"brain init {path}")
-        typer.echo(f"vault: {vault}")
+        _step(f"brain init {vault}")
+        typer.echo(f"vault: {vault}  (a copy of {source}: the demo leaves the original as it was)")
+        stop_previous(p, previous, vault)
 
         _step(("this process indexes" if no_daemon else "the daemon indexes")
               + " the folder (`brain status` shows the counts any time)", command=False)
@@ -102,5 +129,6 @@ def register(app: typer.Typer) -> None:
         _run("entity", {"name": "Priya"}, no_daemon)
         _step("brain context people/me --budget 600")
         _run("context_pack", {"entities": "people/me", "budget_tokens": 600}, no_daemon)
-        typer.echo("\nNext: connect an agent with `claude mcp add brain -- brain serve --surface verbs`, "
-                   "or install the session-start hook with `brain hooks install claude`.")
+        typer.echo(f"\nNext: connect an agent with `{connect_hint()}`, or install the session-start hook with "
+                   "`brain hooks install claude`. To use your own notes: `brain init ~/notes` (it stops this "
+                   "demo's daemon).")

@@ -198,7 +198,9 @@ def register(app: typer.Typer) -> None:
                 for status, name, detail in CHECKS[n](ctx):
                     rows.append({"area": n, "status": status, "check": name, "detail": detail})
             except Exception as e:  # a broken check is itself a finding
-                rows.append({"area": n, "status": "fail", "check": n, "detail": f"check crashed: {e}"})
+                rows.append({"area": n, "status": "fail", "check": n,
+                             "detail": f"check crashed: {e}. Fix: `BRAIN_DEBUG=1 brain doctor {n}` shows where; "
+                                       "report it as a bug in brain"})
         if json_out:
             typer.echo(json.dumps(rows, indent=2))
         else:

@@ -17,6 +17,15 @@ def main(argv: list[str] | None = None) -> int:
 
     restrict_umask()  # caches, logs and tokens are private from their first byte
     argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv:
+        from .status_view import bare_brain
+
+        return bare_brain()
+    if argv[0] in ("--version", "-V"):
+        from .. import __version__
+
+        print(f"brain {__version__}")
+        return 0
     if argv[:2] == ["hook", "session-start"] and not any(a in ("-h", "--help") for a in argv[2:]):
         from ..hooks.session_start import main as session_start  # a harness waits on this: stay lean
 

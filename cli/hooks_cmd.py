@@ -19,6 +19,7 @@ from pathlib import Path
 
 import typer
 
+from ..hooks.session_start import NOTHING_TO_INJECT
 from . import backend
 from .doctor import DoctorContext, check
 
@@ -159,6 +160,13 @@ def _installed_hooks():
     return found
 
 
+def _standing(ctx: DoctorContext) -> str:
+    from ..daemon import config as config_mod
+
+    value = config_mod.get(ctx.cfg, "hooks.standing_entities")
+    return ", ".join(value) if isinstance(value, (list, tuple)) else str(value or "people/me")
+
+
 def _last_hook_log_line(ctx: DoctorContext) -> str:
     try:
         lines = (ctx.places.log_dir / "hooks.log").read_text(encoding="utf-8", errors="replace").splitlines()
@@ -213,19 +221,30 @@ def _hooks_check(ctx: DoctorContext):
             time.sleep(2.0)  # a cold daemon misses the first deadline; the second run meets a warm one
             code, out, wall = simulate_session_start(argv, Path.cwd())
     except (OSError, subprocess.TimeoutExpired) as e:
-        yield ("fail", "simulated session start", f"could not run the hook: {e}")
+        yield ("fail", "simulated session start", f"could not run the hook: {e}. Fix: run "
+               f"`{shlex.join(argv)} < /dev/null` by hand to see why; `brain daemon logs` if it hangs")
         return
     context = ""
     try:
         context = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out.strip() else ""
     except (ValueError, KeyError, TypeError):
-        yield ("fail", "simulated session start", f"the hook printed something that is not hook JSON: {out[:200]!r}")
+        yield ("fail", "simulated session start", f"the hook printed something that is not hook JSON: {out[:200]!r}. "
+               "Fix: the hook command must be `brain hook session-start`; run `brain hooks install claude` "
+               "(or codex) to rewrite it")
         return
+    last = _last_hook_log_line(ctx)
     if code != 0:
-        yield ("fail", "simulated session start", f"the hook exited {code}; it must always exit 0")
+        yield ("fail", "simulated session start", f"the hook exited {code}; it must always exit 0. Fix: reinstall "
+               "brain (`pip install -e .` in its folder) and run `brain hooks install claude` (or codex) again")
+    elif not context.strip() and NOTHING_TO_INJECT in last:
+        # a healthy brain with nothing to say yet: the chain works, the entities are empty
+        yield ("ok", "simulated session start", f"the hook ran in {int(wall * 1000)} ms and has nothing to inject yet "
+               f"(no page, facts or open threads for {_standing(ctx)}); `brain remember \"…\" --provenance me "
+               "--entity people/me` gives it something, or `brain config set hooks.standing_entities E1,E2`")
     elif not context.strip():
-        yield ("fail", "simulated session start", "no context was injected; the hook log says: "
-               f"{_last_hook_log_line(ctx)}")
+        yield ("fail", "simulated session start", f"no context was injected; the hook log says: {last}. Fix: "
+               "`brain daemon logs` shows daemon errors; a deadline miss needs a larger "
+               "`brain config set hooks.deadline_ms N`")
     else:
         status = "ok" if wall * 1000 <= deadline else "warn"
         yield (status, "simulated session start", f"{len(context)} characters of context in {int(wall * 1000)} ms "

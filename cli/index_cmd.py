@@ -182,45 +182,19 @@ def register(app: typer.Typer) -> None:
 
     @app.command("status")
     def status_cmd(json_out: bool = typer.Option(False, "--json", help="print the status as JSON")):
-        """Pages, chunks, facts, last sync and pending events (from the daemon when it runs)."""
+        """Keyword and semantic search readiness with counts, facts, last sync, and the next step."""
+        from .status_view import read_status, summary_lines, with_rate
+
         p = backend.places()
         cfg = backend.load_config(p)
         vault = _vault(p, cfg)
-        body = _status(p, cfg, vault)
+        body = read_status(p, cfg, vault)
         if json_out:
             typer.echo(json.dumps(body, indent=2))
             return
-        from .render import age
-
-        typer.echo(f"vault: {vault}")
-        typer.echo(f"daemon: {'running' if body['daemon'] else 'not running (counts as of the last sync)'}")
-        typer.echo(f"pages: {body.get('pages', 0)}  chunks: {body.get('chunks', 0)}  "
-                   f"facts: {body.get('facts', 0)} ({body.get('active_facts', 0)} active)")
-        typer.echo(f"last sync: {body.get('last_sync') or 'never'} ({age(body.get('last_sync'))})  "
-                   f"pending events: {body.get('pending_events', 0)}  problems: {body.get('problems', 0)}")
-        if body.get("watching"):
-            typer.echo(f"watching: {body['watching']}")
-
-
-def _status(p, cfg, vault) -> dict:
-    from ..daemon.spawn import daemon_status
-
-    if daemon_status(p, vault)["running"]:
-        body, is_error = backend.call("status", {})
-        if not is_error:
-            return {"daemon": True, **body}
-    from ..daemon.engine import Engine
-    from ..indexer.vault_index import VaultIndex
-
-    engine = Engine(vault, p, cfg)
-    try:
-        # read the caches as they are: a status must not start an index run
-        index = VaultIndex(engine.vault, engine.page_db, engine.cache_dir, read_only=True)
-        body = {"daemon": False, **index.status(), **engine.facts.counts()}
-        index.close()
-        return body
-    finally:
-        engine.close()
+        body, rate = with_rate(p, cfg, vault, body)  # an estimate of the time left needs two readings
+        for line in summary_lines(body, vault, rate):
+            typer.echo(line)
 
 
 @check("index")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as _dt
 import sys
 
+from ..indexer.search_modes import KEYWORD_ONLY, KEYWORD_ONLY_TEXT
+
 
 def error(body: dict) -> None:
     print(f"error ({body.get('error')}): {body.get('message')}", file=sys.stderr)
@@ -63,7 +65,7 @@ def _remember(b: dict) -> None:
 # the protocol's evidence and degradation codes, in words a person reads
 _EVIDENCE = {"alias_hit": "alias match", "exact_title_match": "title match", "high_vector_match": "close in meaning",
              "keyword_exact": "keyword match", "weak_semantic": "weak match"}
-_DEGRADED = {"keyword_only_no_embedding_provider": "keyword search only: the embedding model is not loaded"}
+_DEGRADED = {KEYWORD_ONLY: KEYWORD_ONLY_TEXT}
 
 
 def _recall(b: dict) -> None:

@@ -1,4 +1,4 @@
-"""Entity cards: resolve a name to a page and describe it (PROTOCOL_NOTES §3.3).
+"""Entity cards: resolve a name to a page and describe it (docs/protocol.md §3.3).
 
 Everything here is a handful of indexed SQLite lookups over the page tables
 plus the facts store; no model, no LLM, no search index except for a miss.
@@ -239,7 +239,35 @@ def lookup(engine, name: str, world_only: bool) -> dict:
                 {"slug": r["slug"], "title": r["title"] or r["slug"], "create_safety": "exists"} for r in runners
             ]
         return body
+    card = facts_only_card(engine, name, world_only)
+    if card is not None:
+        return {"found": True, "card": card}
     return {"found": False, "suggestions": near_misses(engine, name, world_only)}
+
+
+def facts_only_card(engine, name: str, world_only: bool) -> dict | None:
+    """A card for an entity that has facts filed under it but no page, or None.
+
+    The name canonicalizes the way remember files it (docs/protocol.md §4.4),
+    so `people/me` finds the facts saved with `--entity people/me`. Page-only
+    fields stay empty; the summary says where the facts are, never what they say.
+    """
+    slug = engine.canonical_entity(name.strip()[:MAX_NAME], WORLD if world_only else Caller.local())
+    count = engine.facts.count_active_for_entity(slug, world_only, cap=ACTIVE_FACT_CAP) if slug else 0
+    if not count:
+        return None
+    shown = f"{count}+" if count >= ACTIVE_FACT_CAP else str(count)
+    return {
+        "entity": {"slug": slug, "title": slug, "type": None},
+        "aka": [],
+        "summary": f"No page yet; {shown} active fact{'s' if count != 1 else ''} filed under {slug} "
+                   f"(recall with entity {slug} lists them).",
+        "last_touched": {"updated_at": None, "last_retrieved_at": None, "last_timeline_date": None},
+        "open_threads": open_threads(engine, slug, [], world_only),
+        "edges": [],
+        "backlink_count": 0,
+        "active_fact_count": count,
+    }
 
 
 def near_misses(engine, name: str, world_only: bool) -> list[dict]:

@@ -11,6 +11,7 @@ import logging
 from pathlib import Path
 
 from ..indexer.db import open_db
+from ..indexer.search_modes import KEYWORD_ONLY
 from . import config as config_mod
 from .entity_slugs import canonical_entity_slug
 from .facts_store import FactsStore
@@ -20,8 +21,6 @@ from .usage import UsageLog
 from .vault_lock import VaultLock
 
 log = logging.getLogger("brain.engine")
-
-DEGRADED_NO_EMBEDDINGS = "keyword_only_no_embedding_provider"
 
 
 class Engine:
@@ -41,6 +40,8 @@ class Engine:
         self.usage = UsageLog(places.usage_file)
         # attached by the indexer / daemon when available
         self.index = None        # indexer's VaultIndex: keyword search, sync, page writes
+        self.index_ready = False  # the index has been reconciled with the folder once
+        self.index_progress = None  # (files done, files to look at) while that first reconcile runs
         self.embedder = None     # indexer's Embedder once the model has loaded
         self.vectors = None      # indexer's vector search over chunks
         self.fact_vectors = None  # fact embeddings for remember's dedup, once the model has loaded
@@ -59,7 +60,7 @@ class Engine:
     def search_pages(self, query: str, limit: int, caller: Caller) -> tuple[list[dict], str | None]:
         """Page hits for recall's query arm and the reason the search was degraded, if it was."""
         if self.index is None:
-            return [], DEGRADED_NO_EMBEDDINGS
+            return [], KEYWORD_ONLY
         return self.index.search(query, limit, remote=caller.remote, embedder=self.embedder, vectors=self.vectors)
 
     def attach_index(self, watch: bool = False, progress=None):
@@ -85,7 +86,13 @@ class Engine:
             if watch:
                 index.start_watching()  # first, so a save during the reconcile is not missed
             if not read_only:
-                index.reconcile(progress=progress)
+                def track(done: int, total: int) -> None:
+                    self.index_progress = (done, total)
+                    if progress is not None:
+                        progress(done, total)
+
+                index.reconcile(progress=track)
+            self.index_ready = True
         elif watch:
             self.index.start_watching()
         return self.index

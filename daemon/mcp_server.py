@@ -148,7 +148,8 @@ def engine_call(engine, *, gate: CallGate | None = None, ready: threading.Event 
             lost = vault_lost_envelope(engine)
             if lost is not None:
                 return lost, True
-            if ready is not None and not ready.is_set():
+            # status reports the warm-up, so it answers at once instead of waiting for it
+            if ready is not None and not ready.is_set() and name != "status":
                 ready.wait(READY_WAIT_S)
             return call_tool(engine, name, arguments, caller)
         finally:

@@ -388,8 +388,6 @@ STOP_TIMEOUT_S = 30.0
 
 def stop_daemon(places, vault: Path, timeout: float = STOP_TIMEOUT_S) -> str:
     """SIGTERM the vault's daemon and wait for it to exit; returns what happened."""
-    import signal
-
     vault = Path(vault).expanduser().resolve()
     info = read_pid_file(places, vault) or {}
     pid = info.get("pid")
@@ -400,6 +398,13 @@ def stop_daemon(places, vault: Path, timeout: float = STOP_TIMEOUT_S) -> str:
         if sock_path.exists() and try_connect(sock_path, timeout=1.0) is None:
             sock_path.unlink(missing_ok=True)
         return "not running"
+    return terminate(pid, timeout)
+
+
+def terminate(pid: int, timeout: float = STOP_TIMEOUT_S) -> str:
+    """SIGTERM one daemon and wait for it to exit (SIGKILL after `timeout`); returns what happened."""
+    import signal
+
     try:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:  # it exited between the look and the signal
@@ -411,3 +416,30 @@ def stop_daemon(places, vault: Path, timeout: float = STOP_TIMEOUT_S) -> str:
             return f"killed pid {pid} (it did not stop within {timeout:.0f}s)"
         time.sleep(0.02)
     return f"stopped pid {pid}"
+
+
+def running_daemons(places) -> list[dict]:
+    """Every live daemon of this user in this runtime dir, whatever vault it serves.
+
+    Each daemon leaves a pid file (pid, vault, socket, started_at, version)
+    next to its socket; a pid file whose process is gone is skipped.
+    """
+    found = []
+    try:
+        files = sorted(Path(places.runtime_dir).glob("*.pid"))
+    except OSError:
+        return []
+    for path in files:
+        try:
+            info = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(info, dict) and daemon_pid_alive(info.get("pid")):
+            found.append(info)
+    found.sort(key=lambda d: str(d.get("started_at") or ""))
+    return found
+
+
+def stop_all(places, timeout: float = STOP_TIMEOUT_S) -> list[tuple[dict, str]]:
+    """Stop every daemon `running_daemons` finds; [(its pid-file record, what happened)]."""
+    return [(info, terminate(info["pid"], timeout)) for info in running_daemons(places)]

@@ -30,6 +30,10 @@ DEFAULT_DEADLINE_MS = 1500
 DEFAULT_BUDGET = 1500
 
 
+# the log line of a run that worked but found nothing to say (doctor tells it from a failure)
+NOTHING_TO_INJECT = "context_pack returned no text"
+
+
 class Skip(Exception):
     """A reason to print nothing; its message goes to the hook log."""
 
@@ -180,7 +184,7 @@ def _work(stdin, cfg: dict, no_daemon: bool, state: dict) -> None:
             raise Skip(f"context_pack answered {body.get('error')}: {body.get('message')}")
         text = body.get("text") if isinstance(body, dict) else None
         if not isinstance(text, str) or not text.strip():
-            raise Skip(f"context_pack returned no text for {args['entities']!r}")
+            raise Skip(f"{NOTHING_TO_INJECT} for {args['entities']!r}")
         if event == "PostCompact":
             # Codex's PostCompact output cannot carry model context; its
             # SessionStart(source=compact) does. This run only warmed the daemon.

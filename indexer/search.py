@@ -15,11 +15,11 @@ import logging
 
 from .keyword import analyze, query_tokens
 from .scan import stat_page
+from .search_modes import KEYWORD_ONLY
 from .slugs import normalize_alias
 
 log = logging.getLogger("brain.search")
 
-DEGRADED_KEYWORD_ONLY = "keyword_only_no_embedding_provider"
 RRF_K = 60
 HIGH_VECTOR = 0.8      # cosine at which a vector hit alone says "this page exists"
 MIN_VECTOR = 0.25      # below this a vector-only hit is noise (nearest is not near)
@@ -86,7 +86,7 @@ def _contiguous(needle: list[str], hay: list[str]) -> bool:
 def search_pages(index, query: str, limit: int, *, remote: bool = True, embedder=None, vectors=None):
     """(results, degraded reason or None); never raises on any query text."""
     use_vectors = embedder is not None and vectors is not None and bool(getattr(vectors, "ready", False))
-    degraded = None if use_vectors else DEGRADED_KEYWORD_ONLY
+    degraded = None if use_vectors else KEYWORD_ONLY
     q = " ".join((query or "").split())
     if not q or limit <= 0:
         return [], degraded
@@ -100,7 +100,7 @@ def search_pages(index, query: str, limit: int, *, remote: bool = True, embedder
             vec = _vector_pages(db, embedder, vectors, q, limit)
         except Exception:  # a vector failure degrades the search, never fails it
             log.warning("vector search failed; answering from keywords", exc_info=True)
-            degraded = DEGRADED_KEYWORD_ONLY
+            degraded = KEYWORD_ONLY
 
     fused: dict[int, float] = {}
     for ranked in (kw, vec):

@@ -22,6 +22,11 @@ def brain_home(monkeypatch):
     monkeypatch.delenv("BRAIN_VAULT", raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     yield home
+    # a daemon a test started (`brain init`, any verb) must not outlive it
+    from brain.daemon.places import Places
+    from brain.daemon.spawn import stop_all
+
+    stop_all(Places.from_env({"BRAIN_HOME": str(home)}))
     shutil.rmtree(home, ignore_errors=True)
 
 

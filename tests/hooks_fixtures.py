@@ -57,7 +57,7 @@ def seed_home(home: Path, *, deadline_ms: int | None = None, standing: list[str]
     (vault / "people" / "me.md").write_text(ME_PAGE)
     (vault / "projects" / "lighthouse.md").write_text(PROJECT_PAGE)
     env = env_for(home)
-    r = brain(env, "init", str(vault))
+    r = brain(env, "init", str(vault), "--no-daemon")
     assert r.returncode == 0, r.stderr
     cfg = home / "config" / "config.toml"
     text = cfg.read_text() + "\n[embeddings]\nenabled = false\n"

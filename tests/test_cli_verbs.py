@@ -2,6 +2,7 @@
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ def brain(*args, env=None, check=False):
 
 def test_quickstart_round_trip(tmp_path, brain_home):
     vault = tmp_path / "notes"
-    out = brain("init", str(vault))
+    out = brain("init", str(vault), "--no-daemon")
     assert out.returncode == 0, out.stderr
     assert (vault / ".brain").is_dir() and str(vault) in out.stdout
     r = brain("remember", "I prefer dark mode in every editor", "--provenance", "demo",
@@ -29,7 +30,7 @@ def test_quickstart_round_trip(tmp_path, brain_home):
 
 
 def test_protocol_error_goes_to_stderr_with_fix_and_nonzero_exit(tmp_path):
-    brain("init", str(tmp_path / "v"), check=True)
+    brain("init", str(tmp_path / "v"), "--no-daemon", check=True)
     r = brain("remember", "x", "--provenance", " ", "--no-daemon")
     assert r.returncode == 1 and r.stdout == ""
     assert "provenance_required" in r.stderr and "fix:" in r.stderr
@@ -38,7 +39,7 @@ def test_protocol_error_goes_to_stderr_with_fix_and_nonzero_exit(tmp_path):
 
 
 def test_call_prints_the_raw_envelope(tmp_path):
-    brain("init", str(tmp_path / "v"), check=True)
+    brain("init", str(tmp_path / "v"), "--no-daemon", check=True)
     r = brain("call", "forget", '{"id": "people/alice"}', "--no-daemon")
     assert r.returncode == 1
     assert json.loads(r.stdout)["error"] == "not_found"
@@ -52,7 +53,7 @@ def test_no_vault_says_how_to_make_one():
 
 
 def test_brain_vault_env_overrides_config(tmp_path):
-    brain("init", str(tmp_path / "a"), check=True)
+    brain("init", str(tmp_path / "a"), "--no-daemon", check=True)
     env = dict(os.environ, BRAIN_VAULT=str(tmp_path / "b"))
     (tmp_path / "b").mkdir()
     brain("remember", "only in b", "--provenance", "t", "--no-daemon", env=env, check=True)
@@ -94,7 +95,7 @@ def test_config_unset_restores_the_default():
 
 
 def test_a_broken_config_file_is_an_error_with_a_fix_not_a_traceback(tmp_path, brain_home):
-    brain("init", str(tmp_path / "v"), check=True)
+    brain("init", str(tmp_path / "v"), "--no-daemon", check=True)
     config_file = next(brain_home.rglob("config.toml"))
     config_file.write_text("vault = [broken\n")
     for argv in (["status"], ["config", "list"], ["doctor"], ["recall", "--no-daemon"]):
@@ -128,7 +129,7 @@ def test_recall_with_a_query_labels_facts_and_pages(tmp_path):
     vault = tmp_path / "v"
     vault.mkdir()
     (vault / "billing.md").write_text("---\ntitle: Billing\n---\nThe billing migration is led by Ana.\n")
-    brain("init", str(vault), check=True)
+    brain("init", str(vault), "--no-daemon", check=True)
     brain("remember", "I like tea", "--provenance", "t", "--no-daemon", check=True)
     r = brain("recall", "billing migration", "--no-daemon")
     assert r.returncode == 0, r.stderr
@@ -136,7 +137,7 @@ def test_recall_with_a_query_labels_facts_and_pages(tmp_path):
 
 
 def test_doctor_names_its_areas_and_an_unknown_one_gets_a_fix(tmp_path):
-    brain("init", str(tmp_path / "v"), check=True)
+    brain("init", str(tmp_path / "v"), "--no-daemon", check=True)
     r = brain("doctor", "nope")
     assert r.returncode == 2 and "fix:" in r.stderr and "model" in r.stderr
     brain("config", "set", "embeddings.enabled", "false", check=True)
@@ -144,21 +145,27 @@ def test_doctor_names_its_areas_and_an_unknown_one_gets_a_fix(tmp_path):
     assert r.returncode == 0 and "keyword search only" in r.stdout
 
 
-def test_demo_runs_the_readme_round_trip_in_process(tmp_path):
-    import shutil
+def _tree(folder: Path) -> dict:
+    return {str(f.relative_to(folder)): f.read_bytes() for f in sorted(folder.rglob("*")) if f.is_file()}
 
-    vault = tmp_path / "sample"
-    shutil.copytree(Path(__file__).resolve().parents[1] / "sample_brain", vault)
-    r = brain("demo", str(vault), "--no-daemon")
-    assert r.returncode == 0, r.stderr
-    assert "indexed " in r.stdout and "indexed 0 pages" not in r.stdout  # the folder was indexed first
-    for shown in ("remembered as fact #1", "I prefer dark mode in every editor", "pages matching the query",
-                  "Priya", "## Hot memory"):
-        assert shown in r.stdout, shown
+
+def test_demo_runs_the_readme_round_trip_in_process_and_leaves_the_folder_as_it_was(sample_vault):
+    before = _tree(sample_vault)
+    for _ in range(2):  # a second run starts from the same empty facts log
+        r = brain("demo", str(sample_vault), "--no-daemon")
+        assert r.returncode == 0, r.stderr
+        assert "indexed " in r.stdout and "indexed 0 pages" not in r.stdout  # the folder was indexed first
+        for shown in ("remembered as fact #1", "I prefer dark mode in every editor", "pages matching the query",
+                      "Priya", "## Hot memory"):
+            assert shown in r.stdout, shown
+    assert _tree(sample_vault) == before and not (sample_vault / ".brain").exists()
+    # the closing hint registers a command an MCP host can start without this shell's PATH
+    hint = r.stdout.split("claude mcp add brain -- ", 1)[1].split(" serve --surface verbs", 1)[0]
+    assert Path(shlex.split(hint)[0]).is_absolute(), hint
 
 
 def test_entity_miss_and_a_new_delta_session_explain_themselves(tmp_path):
-    brain("init", str(tmp_path / "v"), check=True)
+    brain("init", str(tmp_path / "v"), "--no-daemon", check=True)
     r = brain("entity", "Nobody Known", "--no-daemon")
     assert r.returncode == 0 and "no such entity" in r.stdout and "brain recall" in r.stdout
     r = brain("delta", "--session", "s1", "--no-daemon")
@@ -166,7 +173,7 @@ def test_entity_miss_and_a_new_delta_session_explain_themselves(tmp_path):
 
 
 def test_cli_refuses_inputs_the_verb_would_silently_ignore(tmp_path):
-    brain("init", str(tmp_path / "v"), check=True)
+    brain("init", str(tmp_path / "v"), "--no-daemon", check=True)
     r = brain("recall", "--since", "garbage", "--no-daemon")
     assert r.returncode == 2 and "2d" in r.stderr and r.stdout == ""
     r = brain("recall", "--budget", "-1", "--no-daemon")
@@ -177,7 +184,7 @@ def test_cli_refuses_inputs_the_verb_would_silently_ignore(tmp_path):
 
 
 def test_status_never_creates_a_missing_vault(tmp_path):
-    brain("init", str(tmp_path / "v"), check=True)
+    brain("init", str(tmp_path / "v"), "--no-daemon", check=True)
     missing = tmp_path / "typo"
     r = brain("status", env=dict(os.environ, BRAIN_VAULT=str(missing)))
     assert r.returncode == 1 and "not a folder" in r.stderr and "brain init" in r.stderr

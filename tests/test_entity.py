@@ -294,3 +294,36 @@ def test_latency_is_an_integer_on_hit_and_miss(engine, remote):
     for name in ("x/y", "nope"):
         body = entity(engine, remote, name)
         assert type(body["latency_ms"]) is int and body["latency_ms"] >= 0
+
+
+def _remember(engine, local, fact, entity, **extra):
+    body, err = call(engine, "remember", {"fact": fact, "provenance": "test", "entity": entity, **extra}, local)
+    assert not err, body
+
+
+def test_an_entity_known_only_from_facts_has_a_card(engine, local, remote):
+    for i in range(5):
+        _remember(engine, local, f"Fact number {i} about the owner of this brain", "people/me")
+    _remember(engine, local, "I will send the cut-over runbook on Friday", "people/me", kind="commitment")
+    _remember(engine, local, "A private note about the owner", "people/me", visibility="private")
+    body, err = call(engine, "entity", {"name": "people/me"}, local)
+    assert not err
+    check_entity_schema(body)
+    card = body["card"]
+    assert body["found"] is True and card["entity"]["slug"] == "people/me"
+    assert card["active_fact_count"] == 7 and "7 active facts" in card["summary"]
+    assert [t["text"] for t in card["open_threads"]] == ["I will send the cut-over runbook on Friday"]
+    assert card["edges"] == [] and card["backlink_count"] == 0
+    # remote callers count world facts only, and the summary carries no fact text
+    body, _ = call(engine, "entity", {"name": "people/me"}, remote)
+    check_entity_schema(body)
+    assert body["card"]["active_fact_count"] == 6 and "private" not in json.dumps(body["card"]).lower()
+
+
+def test_an_entity_with_only_private_facts_is_a_miss_for_a_remote_caller(engine, local, remote):
+    _remember(engine, local, "Only the owner may see this", "people/secret-keeper", visibility="private")
+    body, _ = call(engine, "entity", {"name": "people/secret-keeper"}, remote)
+    check_entity_schema(body)
+    assert body["found"] is False and "card" not in body
+    body, _ = call(engine, "entity", {"name": "people/secret-keeper"}, local)
+    assert body["found"] is True and body["card"]["active_fact_count"] == 1

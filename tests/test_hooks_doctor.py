@@ -81,3 +81,25 @@ def test_doctor_reports_a_hook_that_yields_nothing(setup, brain_home):
     assert sim["status"] == "fail" and "no context was injected" in sim["detail"], sim
     assert "is not a folder" in sim["detail"]  # the reason, from the hook log
     assert code == 1
+
+
+def test_doctor_passes_on_a_vault_with_nothing_about_the_standing_entities(tmp_path, brain_home):
+    """An ordinary new vault: no people/me page, no facts. The hook works; it has nothing to say yet."""
+    vault = tmp_path / "notes"
+    vault.mkdir()
+    (vault / "groceries.md").write_text("# Groceries\n\nOat milk and rye bread.\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    env = env_for(brain_home, HOME=str(home), PATH=VENV_BIN + os.pathsep + "/usr/bin:/bin")
+    assert brain(env, "init", str(vault), "--no-daemon").returncode == 0
+    assert brain(env, "config", "set", "embeddings.enabled", "false").returncode == 0
+    # a loaded machine may start the daemon slower than the default deadline (as seed_home allows)
+    assert brain(env, "config", "set", "hooks.deadline_ms", "30000").returncode == 0
+    try:
+        code, found = rows(env, cwd=home)
+    finally:
+        brain(env, "daemon", "stop")
+    [sim] = by_check(found)["simulated session start"]
+    assert sim["status"] == "ok" and "nothing to inject yet" in sim["detail"] and "people/me" in sim["detail"], sim
+    assert "brain remember" in sim["detail"]  # the way to give it something
+    assert code == 0 and not [r for r in found if r["status"] == "fail"]

@@ -36,13 +36,15 @@ def status(engine, args: dict, caller: Caller) -> dict:
         "chunks": chunks,
         "problems": problems,
         **engine.facts.counts(),
-        "index_ready": bool(index is not None and getattr(index, "ready", True)),
+        "index_ready": bool(index is not None and engine.index_ready),
         "last_sync": getattr(index, "last_sync", None),
         "pending_events": getattr(index, "pending_events", 0),
         "model": getattr(embedder, "model_id", None),
         "model_state": models["state"] if models is not None else "not loaded",
         "vectors_ready": bool(vectors is not None and getattr(vectors, "ready", False)),
     }
+    if index is not None and not engine.index_ready and engine.index_progress:
+        body["index_progress"] = list(engine.index_progress)  # (files looked at, files in the folder)
     if models is not None and models.get("error"):
         body["model_error"] = models["error"]  # why semantic search is off, for doctor
     if vectors is not None:
