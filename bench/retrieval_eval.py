@@ -13,6 +13,13 @@ Page figures come from `bench/eval_pages.py` when it is present.
 
 Prints one JSON line per (set, mode) and then a table. `--smoke` asks a
 slice of the questions (the whole set is still remembered).
+
+`--calibrate` chooses the vector floor of `daemon/facts_index.py` (the
+cosine a fact reached only by the vector arm must clear): it embeds every
+turn and question with the bundled model and prints, per candidate floor,
+the share of evidence turns at or above it (kept answers) and the share of
+unanswerable questions whose nearest turn is below it (no filler); the floor
+is the one maximising their sum (Youden's J).
 """
 
 from __future__ import annotations
@@ -147,12 +154,47 @@ def table(lines: list[dict]) -> str:
     return "\n".join(rows)
 
 
+def calibrate() -> dict:
+    """The vector floor that best separates evidence turns from the nearest turn of an unanswerable question."""
+    import numpy as np
+    from brain.indexer.embedder import MiniLMEmbedder
+
+    turns = load_turns()
+    questions = load_questions()
+    emb = MiniLMEmbedder()
+    facts = emb.embed([fact_args(t)["fact"] for t in turns])
+    at = {t["id"]: i for i, t in enumerate(turns)}
+    qv = emb.embed([q["question"] for q in questions])
+    kept, empty = [], []
+    for q, v in zip(questions, qv):
+        sims = facts @ v
+        if q["evidence"]:
+            kept.extend(float(sims[at[e]]) for e in q["evidence"])
+        else:
+            empty.append(float(sims.max()))
+    kept_a, empty_a = np.array(kept), np.array(empty)
+    best = None
+    for floor in np.arange(0.20, 0.80, 0.01):
+        tpr = float((kept_a >= floor).mean())
+        tnr = float((empty_a < floor).mean())
+        line = {"floor": round(float(floor), 2), "evidence_kept": round(tpr, 3), "no_answer_dropped": round(tnr, 3)}
+        print(json.dumps(line))
+        if best is None or tpr + tnr > best["evidence_kept"] + best["no_answer_dropped"]:
+            best = line
+    print(json.dumps({"chosen": best}))
+    return best
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--smoke", action="store_true", help="a small slice of the questions")
     ap.add_argument("--mode", choices=("keyword", "hybrid", "both"), default="both")
     ap.add_argument("--no-pages", action="store_true", help="skip the page question sets")
+    ap.add_argument("--calibrate", action="store_true", help="choose the facts vector floor, then stop")
     a = ap.parse_args(argv)
+    if a.calibrate:
+        calibrate()
+        return 0
     modes = ["keyword", "hybrid"] if a.mode == "both" else [a.mode]
     lines = evaluate(modes, a.smoke, pages=not a.no_pages)
     print(table(lines), file=sys.stderr)
