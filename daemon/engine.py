@@ -60,7 +60,8 @@ class Engine:
         """Page hits for recall's query arm and the reason the search was degraded, if it was."""
         if self.index is None:
             return [], DEGRADED_NO_EMBEDDINGS
-        return self.index.search(query, limit, remote=caller.remote, embedder=self.embedder, vectors=self.vectors)
+        embedder = self.fact_vectors.query_embedder() if self.fact_vectors is not None else self.embedder
+        return self.index.search(query, limit, remote=caller.remote, embedder=embedder, vectors=self.vectors)
 
     def search_facts(self, query: str, where: list[str], params: list, limit: int, *,
                      active_only: bool, world_only: bool) -> list:

@@ -53,16 +53,26 @@ def match_expression(query: str) -> str | None:
     return " OR ".join(f'"{w}"' for w in words)
 
 
-def keyword_ranked(store, query: str, clauses: list[str], params: list, depth: int) -> list[int]:
+def keyword_ranked(store, query: str, scoped: bool, clauses: list[str], params: list, depth: int) -> list[int]:
     """Fact ids by BM25, best first, among facts matching every clause."""
     expr = match_expression(query)
     if expr is None:
         return []
-    where = " AND ".join(["facts_fts MATCH ?"] + [f"({c})" for c in clauses])
-    sql = (f"SELECT facts.id FROM facts_fts JOIN facts ON facts.id = facts_fts.rowid WHERE {where} "
-           f"ORDER BY bm25(facts_fts, {TEXT_WEIGHT}, {DATE_WEIGHT}), facts.id DESC LIMIT ?")
-    with store.lock:
-        return [r[0] for r in store.db.execute(sql, [expr, *params, depth]).fetchall()]
+    order = f"bm25(facts_fts, {TEXT_WEIGHT}, {DATE_WEIGHT}), facts_fts.rowid DESC"
+    if scoped:
+        where = " AND ".join(["facts_fts MATCH ?"] + [f"({c})" for c in clauses])
+        sql = (f"SELECT facts.id FROM facts_fts JOIN facts ON facts.id = facts_fts.rowid WHERE {where} "
+               f"ORDER BY {order} LIMIT ?")
+        with store.lock:
+            return [r[0] for r in store.db.execute(sql, [expr, *params, depth]).fetchall()]
+
+    # only the common filters: rank the index alone (half the cost of the join), then filter
+    def top(k: int) -> list[tuple[int, None]]:
+        sql = f"SELECT rowid FROM facts_fts WHERE facts_fts MATCH ? ORDER BY {order} LIMIT ?"
+        with store.lock:
+            return [(r[0], None) for r in store.db.execute(sql, (expr, k)).fetchall()]
+
+    return [fid for fid, _ in _filtered_top(store, top, clauses, params, depth)]
 
 
 def _in_scope(store, ids: list[int], clauses: list[str], params: list) -> set[int]:
@@ -84,12 +94,17 @@ def vector_ranked(store, vectors, query: str, scoped: bool, clauses: list[str], 
                 f"SELECT id FROM facts WHERE {where} ORDER BY valid_from DESC, id DESC LIMIT ?",
                 [*params, SCOPE_CAP])]
         return vectors.search(query, depth, ids) if ids else []
-    # everything: the nearest overall, then the common filters; widen while they remove too many
+    return _filtered_top(store, lambda k: vectors.search(query, k), clauses, params, depth)
+
+
+def _filtered_top(store, top, clauses: list[str], params: list, depth: int) -> list[tuple[int, float | None]]:
+    """The best `depth` of `top(k)` (id, score) that pass the clauses; k widens while they
+    remove too many (expired or, for a remote caller, private facts)."""
     k = depth * 4
     while True:
-        hits = vectors.search(query, k)
+        hits = top(k)
         keep = _in_scope(store, [fid for fid, _ in hits], clauses, params)
-        ranked = [(fid, cos) for fid, cos in hits if fid in keep]
+        ranked = [(fid, score) for fid, score in hits if fid in keep]
         if len(ranked) >= depth or len(hits) < k:
             return ranked[:depth]
         k *= 4
@@ -112,7 +127,7 @@ def rank_facts(store, vectors, query: str, where: list[str], params: list, limit
     """The facts in scope (`where`) most relevant to `query`, best first, at most `limit` rows."""
     clauses, args = scope_clauses(where, params, active_only, world_only)
     depth = max(DEPTH, limit)
-    keyword = keyword_ranked(store, query, clauses, args, depth)
+    keyword = keyword_ranked(store, query, bool(where), clauses, args, depth)
     vector = []
     if vectors is not None:
         vector = vector_ranked(store, vectors, query, bool(where), clauses, args, depth)

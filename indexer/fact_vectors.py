@@ -152,6 +152,10 @@ class FactVectors:
 
     # -- search -----------------------------------------------------------------
 
+    def query_embedder(self) -> "QueryEmbedder":
+        """The embedder for one recall's page arm: the query the facts arm just embedded is reused."""
+        return QueryEmbedder(self)
+
     def _loaded(self) -> "VectorMatrix":
         """The matrix of every valid stored vector (built from the cache once)."""
         with self._matrix_lock:
@@ -175,6 +179,21 @@ class FactVectors:
         matrix = self._loaded()
         with self._matrix_lock:
             return matrix.top(q, k, ids)
+
+
+class QueryEmbedder:
+    """The embedder's interface; a single text comes from the fact vectors' recent texts."""
+
+    def __init__(self, fact_vectors: FactVectors):
+        self._fv = fact_vectors
+        self.model_id = fact_vectors.model_id
+        self.dim = fact_vectors.dim
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        if len(texts) == 1:
+            return self._fv.vector(texts[0])[None, :]
+        return self._fv.embedder.embed(texts)
 
 
 class VectorMatrix:
