@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import re
 
+from .fact_dates import query_date_words
 from .facts_store import scope_clauses
+from .protocol import utcnow
 
 RRF_K = 60
 DEPTH = 50             # candidates each arm contributes to the fusion
@@ -42,7 +44,7 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 def match_expression(query: str) -> str | None:
     """An FTS5 query OR-ing the query's content words, each quoted (user text is never FTS syntax)."""
     words: list[str] = []
-    for w in _WORD.findall(query.lower()):
+    for w in _WORD.findall(f"{query} {query_date_words(query, utcnow().date())}".lower()):
         w = w.strip("_")
         if w and w not in STOPWORDS and w not in words:
             words.append(w)

@@ -168,3 +168,11 @@ def test_vector_arm_hides_private_facts_from_remote_callers(model_engine, local,
     assert ids(recall(e, local, query="did we get a dog?")) == [secret]
     body = recall(e, remote, query="did we get a dog?")
     assert body["facts"] == [] and body["total"] == 0
+
+
+def test_a_question_naming_a_day_meets_the_facts_of_that_day(engine, local):
+    may = remember(engine, local, "Sam moved the sofa", provenance="moving day 2023-05-07")
+    remember(engine, local, "Sam moved the piano", provenance="later 2023-06-30")
+    assert ids(recall(engine, local, query="what did Sam move on 2023-05-07?"))[0] == may
+    today = remember(engine, local, "Sam moved the bookcase")  # saved now: valid_from is today
+    assert ids(recall(engine, local, query="what did Sam move today?"))[0] == today
