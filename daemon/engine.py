@@ -153,6 +153,7 @@ class Engine:
         vectors.start()
         # facts saved while the model was loading (or before a cache rebuild) get their vectors
         self.fact_vectors.backfill(self.facts.query([], [], "id DESC", None))
+        self.fact_vectors.load()  # the search matrix, so the first recall does not pay for it
 
     def fact_similarity(self, entity_slug: str, text: str, world_only: bool):
         """(row, cosine) of the nearest of the entity's 5 newest active facts (§3.2), or None

@@ -156,7 +156,7 @@ class FactVectors:
         """The embedder for one recall's page arm: the query the facts arm just embedded is reused."""
         return QueryEmbedder(self)
 
-    def _loaded(self) -> "VectorMatrix":
+    def load(self) -> "VectorMatrix":
         """The matrix of every valid stored vector (built from the cache once)."""
         with self._matrix_lock:
             if self._matrix is not None:
@@ -176,7 +176,7 @@ class FactVectors:
     def search(self, text: str, k: int, ids: Sequence[int] | None = None) -> list[tuple[int, float]]:
         """(fact id, cosine) of the k facts nearest `text`, best first; among `ids` when given."""
         q = self.vector(text)
-        matrix = self._loaded()
+        matrix = self.load()
         with self._matrix_lock:
             return matrix.top(q, k, ids)
 
