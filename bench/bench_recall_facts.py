@@ -79,6 +79,8 @@ async def measure(brain: TempBrain, qs: list[str], extra: dict) -> None:
                                              "provenance": "bench"})
             got = await call(s, "recall", {"query": f"where is the zebra-{i} vault key", "limit": 5})
             ms.append((time.perf_counter() - t0) * 1000)
+            if "facts" not in got:
+                raise RuntimeError(f"recall failed: {got}, remember: {body}")
             found += any(f["fact_id"] == body["id"] for f in got["facts"])
         line("remember_then_recall_mcp", ms, found_immediately=f"{found}/20", **extra)
 

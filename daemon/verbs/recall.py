@@ -1,4 +1,4 @@
-"""recall: the facts arm and the page-search arm (PROTOCOL_NOTES §3.1)."""
+"""recall: the facts arm and the page-search arm (docs/protocol.md §3.1)."""
 
 from __future__ import annotations
 
