@@ -4,7 +4,9 @@
 
 Generates the vault, lets the daemon index it (and, with embeddings, embed
 every chunk and fact), then times `recall {query}` through the MCP SDK client
-over `brain serve` and `remember` → the fact found by `recall {query}`.
+over `brain serve` (interleaved with `search {query}`, the page arm alone, so
+the facts arm's share is the difference) and `remember` → the fact found by
+`recall {query}`.
 Each line: {"bench", "n", "p50_ms", "p99_ms", "pages", "facts", "mode", "loadavg", ...}.
 """
 
@@ -66,12 +68,16 @@ async def measure(brain: TempBrain, qs: list[str], extra: dict) -> None:
     async with brain.session() as s:
         for q in qs[:10]:  # warm caches and the query path
             await call(s, "recall", {"query": q, "limit": 10})
-        ms = []
-        for q in qs:
+        ms, pages_ms = [], []
+        for q in qs:  # interleaved with the page arm alone, so both see the same load
             t0 = time.perf_counter()
             await call(s, "recall", {"query": q, "limit": 10})
             ms.append((time.perf_counter() - t0) * 1000)
+            t0 = time.perf_counter()
+            await call(s, "search", {"query": q, "limit": 10})
+            pages_ms.append((time.perf_counter() - t0) * 1000)
         line("recall_query_mcp", ms, **extra)
+        line("search_pages_only_mcp", pages_ms, **extra)
         found, ms = 0, []
         for i in range(20):
             t0 = time.perf_counter()
