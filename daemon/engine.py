@@ -61,7 +61,17 @@ class Engine:
         """Page hits for recall's query arm and the reason the search was degraded, if it was."""
         if self.index is None:
             return [], KEYWORD_ONLY
-        return self.index.search(query, limit, remote=caller.remote, embedder=self.embedder, vectors=self.vectors)
+        embedder = self.fact_vectors.query_embedder() if self.fact_vectors is not None else self.embedder
+        return self.index.search(query, limit, remote=caller.remote, embedder=embedder, vectors=self.vectors)
+
+    def search_facts(self, query: str, where: list[str], params: list, limit: int, *,
+                     active_only: bool, world_only: bool) -> list:
+        """Facts in scope ranked by relevance to `query` (keyword BM25, fused with the fact
+        vectors once the model has loaded)."""
+        from .facts_index import rank_facts
+
+        return rank_facts(self.facts, self.fact_vectors, query, where, params, limit,
+                          active_only=active_only, world_only=world_only)
 
     def attach_index(self, watch: bool = False, progress=None):
         """Open the vault index, reconcile it with the folder, and with `watch` follow saves live.
@@ -149,7 +159,8 @@ class Engine:
         vectors.build(progress)
         vectors.start()
         # facts saved while the model was loading (or before a cache rebuild) get their vectors
-        self.fact_vectors.backfill(self.facts.query(["entity_slug IS NOT NULL"], [], "id", None))
+        self.fact_vectors.backfill(self.facts.query([], [], "id DESC", None))
+        self.fact_vectors.load()  # the search matrix, so the first recall does not pay for it
 
     def fact_similarity(self, entity_slug: str, text: str, world_only: bool):
         """(row, cosine) of the nearest of the entity's 5 newest active facts (§3.2), or None
@@ -161,11 +172,9 @@ class Engine:
         return self.fact_vectors.nearest(rows, text)
 
     def on_fact_insert(self, fid: int, text: str) -> None:
-        """Store a new entity fact's embedding (the backfill covers facts saved before the model)."""
+        """Store a new fact's embedding, for dedup and search (the backfill covers facts saved
+        before the model loaded)."""
         if self.fact_vectors is None:
-            return
-        row = self.facts.get(fid)
-        if row is None or row["entity_slug"] is None:  # only entity facts are ever deduped
             return
         try:
             self.fact_vectors.store(fid, text)

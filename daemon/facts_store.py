@@ -18,11 +18,12 @@ from pathlib import Path
 
 from .facts_log import FactsLog
 from .private_files import private_dir
+from .fact_dates import date_words
 from .protocol import iso, now_iso, utcnow
 
 log = logging.getLogger("brain.facts")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: facts_fts, the keyword index over fact text
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -50,6 +51,9 @@ CREATE INDEX IF NOT EXISTS facts_created ON facts(created_at DESC, id DESC);
 CREATE INDEX IF NOT EXISTS facts_valid_from ON facts(valid_from DESC, id DESC);
 CREATE INDEX IF NOT EXISTS facts_session ON facts(source_session, created_at DESC);
 CREATE INDEX IF NOT EXISTS facts_superseded ON facts(superseded_by) WHERE superseded_by IS NOT NULL;
+CREATE VIRTUAL TABLE IF NOT EXISTS facts_fts USING fts5(
+    text, date, tokenize = 'porter unicode61 remove_diacritics 2'
+);
 CREATE TABLE IF NOT EXISTS fact_vectors (
     id INTEGER PRIMARY KEY,
     model TEXT NOT NULL,
@@ -75,6 +79,23 @@ def normalize_text(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip().lower()
 
 
+def _contains_ci(text, needle) -> bool:
+    return isinstance(text, str) and isinstance(needle, str) and needle.lower() in text.lower()
+
+
+def scope_clauses(where: list[str], args: list, active_only: bool, world_only: bool,
+                  now: str | None = None) -> tuple[list[str], list]:
+    """`where` plus the common filters (active, world-visible) as SQL clauses over `facts`."""
+    clauses = list(where)
+    params = list(args)
+    if active_only:
+        clauses.append("expired_at IS NULL AND (valid_until IS NULL OR valid_until > ?)")
+        params.append(now or now_iso())
+    if world_only:
+        clauses.append("visibility = 'world'")
+    return clauses, params
+
+
 class FactsStore:
     """Append facts to the log, mirror them into SQLite, answer queries."""
 
@@ -84,6 +105,8 @@ class FactsStore:
         self.db_path = cache_db
         self.db = sqlite3.connect(str(cache_db), check_same_thread=False, isolation_level=None, timeout=30)
         self.db.row_factory = sqlite3.Row
+        # recall's grep in SQL, with Python's case folding (SQLite's lower() folds ASCII only)
+        self.db.create_function("contains_ci", 2, _contains_ci, deterministic=True)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.lock = threading.RLock()
@@ -103,7 +126,8 @@ class FactsStore:
             got = self._meta("schema_version")
             if got is not None and int(got) != SCHEMA_VERSION:
                 # a cache from another version: drop it, the log rebuilds it
-                self.db.executescript("DROP TABLE facts; DROP TABLE meta; DROP TABLE fact_vectors;")
+                # (fact vectors stay: each is keyed by model and text, so a stale one is never used)
+                self.db.executescript("DROP TABLE facts; DROP TABLE meta; DROP TABLE facts_fts;")
                 self.db.executescript(_SCHEMA)
             self._set_meta("schema_version", str(SCHEMA_VERSION))
 
@@ -127,7 +151,7 @@ class FactsStore:
                 if offset > self.log.size() or (offset and self._meta("log_head") != head) \
                         or not self._prefix_intact(offset):
                     log.warning("facts log changed under the cache; rebuilding the facts table")
-                    self.db.execute("DELETE FROM facts")
+                    self._clear()
                     offset, line_no, top = 0, 0, 0
                     self.bad_lines = []
                     self._hasher, self._hashed_upto = hashlib.sha256(), 0
@@ -183,8 +207,13 @@ class FactsStore:
         self._hasher, self._hashed_upto = hasher, offset
         return want is None or hasher.hexdigest() == want  # None: a cache from before the check
 
+    def _clear(self) -> None:
+        self.db.execute("DELETE FROM facts")
+        self.db.execute("DELETE FROM facts_fts")
+
     def _apply(self, rec: dict) -> None:
         if rec["op"] == "insert":
+            valid_from = rec.get("valid_from") or rec["ts"]
             self.db.execute(
                 f"INSERT OR REPLACE INTO facts({_COLUMNS}, norm) VALUES "
                 "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -192,10 +221,13 @@ class FactsStore:
                     rec["id"], rec["fact"], rec.get("kind", "fact"), rec.get("entity_slug"),
                     rec.get("visibility", "world"), rec.get("source", ""), rec.get("source_session"),
                     rec.get("context"), float(rec.get("confidence", 1.0)), rec.get("notability", "medium"),
-                    rec.get("valid_from") or rec["ts"], rec.get("valid_until"), rec["ts"], None, None, None,
+                    valid_from, rec.get("valid_until"), rec["ts"], None, None, None,
                     normalize_text(rec["fact"]),
                 ),
             )
+            # the keyword index sees the fact and its dates (expiry is the facts row's business)
+            self.db.execute("INSERT OR REPLACE INTO facts_fts(rowid, text, date) VALUES (?, ?, ?)",
+                            (rec["id"], rec["fact"], date_words(valid_from, rec.get("source"))))
         elif rec["op"] == "expire":
             self.db.execute(
                 "UPDATE facts SET expired_at=?, expire_reason=?, superseded_by=COALESCE(?, superseded_by) "
@@ -206,7 +238,7 @@ class FactsStore:
     def rebuild(self) -> int:
         """Drop the projection and replay the whole log."""
         with self.lock:
-            self.db.execute("DELETE FROM facts")
+            self._clear()
             self.db.execute("DELETE FROM meta WHERE key LIKE 'log_%'")
             self.bad_lines = []
             self._hasher, self._hashed_upto = hashlib.sha256(), 0
@@ -267,13 +299,7 @@ class FactsStore:
     def query(self, where: list[str], args: list, order: str, limit: int | None,
               active_only: bool = True, world_only: bool = False, now: str | None = None) -> list[sqlite3.Row]:
         """Facts matching all `where` clauses, with the common filters applied in SQL."""
-        clauses = list(where)
-        params = list(args)
-        if active_only:
-            clauses.append("expired_at IS NULL AND (valid_until IS NULL OR valid_until > ?)")
-            params.append(now or now_iso())
-        if world_only:
-            clauses.append("visibility = 'world'")
+        clauses, params = scope_clauses(where, args, active_only, world_only, now)
         sql = f"SELECT {_COLUMNS} FROM facts"
         if clauses:
             sql += " WHERE " + " AND ".join(f"({c})" for c in clauses)

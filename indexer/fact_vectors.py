@@ -1,4 +1,5 @@
-"""Fact embeddings for remember's dedup and supersession (PROTOCOL_NOTES §3.2).
+"""Fact embeddings: remember's dedup and supersession (docs/protocol.md §3.2),
+and the vector arm of recall's fact ranking (docs/protocol.md §3.1).
 
 Vectors live in the facts cache (`fact_vectors(id, model, vec)` in
 facts.sqlite): derived data that a rebuild recreates from the log. The
@@ -7,8 +8,10 @@ a vector is used only if it was made by the current model from the fact's
 current text — a replaced log or a new model can never feed a stale vector
 into a dedup decision.
 
-Comparison is exact numpy over a handful of vectors: dedup looks at up to
-five active facts of one entity, no index needed.
+Dedup compares a handful of vectors (up to five facts of one entity). Search
+keeps every valid vector in one in-memory float32 matrix (50K facts × 384 is
+75 MB) and scores a query exactly with one matrix product: a few ms at 50K
+facts, no approximate index to keep in step with expiries and rewrites.
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ class FactVectors:
         self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
         self._recent_lock = threading.Lock()
         self.embedded = 0
+        self._matrix: VectorMatrix | None = None  # loaded on the first search
+        self._matrix_lock = threading.Lock()
 
     def _key(self, text: str) -> str:
         return f"{self.model_id} {_fingerprint(text)}"
@@ -76,9 +81,14 @@ class FactVectors:
         return out
 
     def _put(self, items: Iterable[tuple[int, str, np.ndarray]]) -> None:
-        data = [(fid, self._key(text), np.asarray(v, dtype=np.float32).tobytes()) for fid, text, v in items]
+        items = [(fid, text, np.asarray(v, dtype=np.float32)) for fid, text, v in items]
+        data = [(fid, self._key(text), v.tobytes()) for fid, text, v in items]
         if not data:
             return
+        with self._matrix_lock:
+            if self._matrix is not None:
+                for fid, _, v in items:
+                    self._matrix.put(fid, v)
         with self.lock:
             self.db.execute("BEGIN IMMEDIATE")
             try:
@@ -132,8 +142,95 @@ class FactVectors:
         """Drop every stored fact vector and embed the given facts afresh."""
         with self.lock:
             self.db.execute("DELETE FROM fact_vectors")
+        with self._matrix_lock:
+            self._matrix = None
         return self.backfill(rows)
 
     def count(self) -> int:
         with self.lock:
             return self.db.execute("SELECT COUNT(*) FROM fact_vectors").fetchone()[0]
+
+    # -- search -----------------------------------------------------------------
+
+    def query_embedder(self) -> "QueryEmbedder":
+        """The embedder for one recall's page arm: the query the facts arm just embedded is reused."""
+        return QueryEmbedder(self)
+
+    def load(self) -> "VectorMatrix":
+        """The matrix of every valid stored vector (built from the cache once)."""
+        with self._matrix_lock:
+            if self._matrix is not None:
+                return self._matrix
+        with self.lock:
+            got = self.db.execute(
+                "SELECT v.id, v.model, v.vec, f.fact FROM fact_vectors v JOIN facts f ON f.id = v.id").fetchall()
+        matrix = VectorMatrix(self.dim)
+        for fid, key, blob, text in got:
+            if key == self._key(text) and len(blob) == 4 * self.dim:
+                matrix.put(int(fid), np.frombuffer(blob, dtype=np.float32))
+        with self._matrix_lock:
+            if self._matrix is None:
+                self._matrix = matrix
+            return self._matrix
+
+    def search(self, text: str, k: int, ids: Sequence[int] | None = None) -> list[tuple[int, float]]:
+        """(fact id, cosine) of the k facts nearest `text`, best first; among `ids` when given."""
+        q = self.vector(text)
+        matrix = self.load()
+        with self._matrix_lock:
+            return matrix.top(q, k, ids)
+
+
+class QueryEmbedder:
+    """The embedder's interface; a single text comes from the fact vectors' recent texts."""
+
+    def __init__(self, fact_vectors: FactVectors):
+        self._fv = fact_vectors
+        self.model_id = fact_vectors.model_id
+        self.dim = fact_vectors.dim
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        if len(texts) == 1:
+            return self._fv.vector(texts[0])[None, :]
+        return self._fv.embedder.embed(texts)
+
+
+class VectorMatrix:
+    """Unit vectors by fact id in one growable float32 matrix (rows reused on replace)."""
+
+    def __init__(self, dim: int):
+        self.dim = dim
+        self.rows = np.zeros((1024, dim), dtype=np.float32)
+        self.ids = np.zeros(1024, dtype=np.int64)
+        self.n = 0
+        self.pos: dict[int, int] = {}
+
+    def put(self, fid: int, vec: np.ndarray) -> None:
+        row = self.pos.get(fid)
+        if row is None:
+            if self.n == len(self.ids):
+                self.rows = np.concatenate([self.rows, np.zeros_like(self.rows)])
+                self.ids = np.concatenate([self.ids, np.zeros_like(self.ids)])
+            row = self.n
+            self.n += 1
+            self.pos[fid] = row
+            self.ids[row] = fid
+        self.rows[row] = vec
+
+    def top(self, q: np.ndarray, k: int, ids: Sequence[int] | None = None) -> list[tuple[int, float]]:
+        if ids is None:
+            rows = self.rows[:self.n]
+            row_ids = self.ids[:self.n]
+        else:
+            at = np.fromiter((self.pos[i] for i in ids if i in self.pos), dtype=np.int64)
+            rows, row_ids = self.rows[at], self.ids[at]
+        if k <= 0 or len(row_ids) == 0:
+            return []
+        scores = rows @ q
+        if len(scores) > k:
+            best = np.argpartition(-scores, k - 1)[:k]
+        else:
+            best = np.arange(len(scores))
+        best = best[np.argsort(-scores[best], kind="stable")]
+        return [(int(row_ids[i]), float(scores[i])) for i in best]

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -131,9 +132,13 @@ def test_recall_with_a_query_labels_facts_and_pages(tmp_path):
     (vault / "billing.md").write_text("---\ntitle: Billing\n---\nThe billing migration is led by Ana.\n")
     brain("init", str(vault), "--no-daemon", check=True)
     brain("remember", "I like tea", "--provenance", "t", "--no-daemon", check=True)
+    brain("remember", "Ana leads the billing migration", "--provenance", "t", "--no-daemon", check=True)
     r = brain("recall", "billing migration", "--no-daemon")
     assert r.returncode == 0, r.stderr
-    assert "recent facts (1):" in r.stdout and "pages matching the query (1):" in r.stdout and "billing" in r.stdout
+    # facts are ranked by the query: the one about tea does not match it
+    assert re.search(r"facts[^\n]*\(1\):", r.stdout) and "Ana leads the billing migration" in r.stdout
+    assert "tea" not in r.stdout
+    assert "pages matching the query (1):" in r.stdout and "billing" in r.stdout
 
 
 def test_doctor_names_its_areas_and_an_unknown_one_gets_a_fix(tmp_path):

@@ -43,6 +43,6 @@ def test_rebuild_keeps_fact_ids_and_pages(cli, vault):
     res = cli("rebuild", "--json")
     assert res.exit_code == 0, res.output
     assert json.loads(res.output)["pages"] == 1
-    body, err = backend.call("recall", {"entity": "people/bob", "query": "builder"}, no_daemon=True)
+    body, err = backend.call("recall", {"entity": "people/bob", "query": "builder tea"}, no_daemon=True)
     assert not err and [f["id"] for f in body["facts"]] == [fid]
     assert [r["slug"] for r in body["results"]] == ["people/bob"]

@@ -74,7 +74,9 @@ def test_no_entity_is_never_deduped(model_engine, local):
     b = remember(model_engine, local, "The office wifi password is hunter3", entity=None)
     assert (a["status"], b["status"]) == ("inserted", "inserted")
     assert "degraded_dedup" not in b
-    assert model_engine.fact_vectors.count() == 0  # only entity facts are ever compared
+    # both stay (only entity facts are ever compared) and both get a vector: recall searches them
+    assert model_engine.facts.counts()["active_facts"] == 2
+    assert model_engine.fact_vectors.count() == 2
 
 
 def test_other_entities_are_not_candidates(model_engine, local):
@@ -117,8 +119,8 @@ def test_rebuilt_facts_cache_gets_its_vectors_back(vault, places, minilm, local)
         assert e.facts.counts()["facts"] == 3  # same facts, same ids, from the log
         texts = minilm.texts
         e.load_models(background=False, embedder=minilm)
-        assert e.fact_vectors.count() == 2
-        assert minilm.texts - texts == 2
+        assert e.fact_vectors.count() == 3  # every active fact: recall searches them all
+        assert minilm.texts - texts == 3
         again = remember(e, local, "Alice's phone number is 555-0199")
         assert again["status"] == "superseded"
         assert e.facts.get(int(first["id"]))["superseded_by"] == int(again["id"])

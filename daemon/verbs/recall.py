@@ -1,4 +1,4 @@
-"""recall: the facts arm and the page-search arm (PROTOCOL_NOTES §3.1)."""
+"""recall: the facts arm and the page-search arm (docs/protocol.md §3.1)."""
 
 from __future__ import annotations
 
@@ -35,11 +35,31 @@ def fact_projection(row) -> dict:
     }
 
 
+def _scope(engine, args: dict, caller: Caller):
+    """The facts arm's one filter by precedence (docs/protocol.md §3.1): (where, params, order),
+    or None when `since` does not parse (an empty arm, not an error)."""
+    entity = (args.get("entity") or "").strip()
+    if entity:
+        return ["entity_slug = ?"], [engine.canonical_entity(entity, caller)], "valid_from DESC, id DESC"
+    session = args.get("session_id")
+    if session:
+        return ["source_session = ?"], [session], "created_at DESC, id DESC"
+    since = args.get("since")
+    if since:
+        ts = parse_since_lenient(since)
+        if ts is None:
+            return None
+        return ["valid_from >= ?"], [iso(ts)], "valid_from DESC, id DESC"
+    # valid_from is never null in this store, so the ordering can use its index
+    return [], [], "valid_from DESC, id DESC"
+
+
 def facts_arm(engine, args: dict, caller: Caller, limit: int) -> list:
     facts = engine.facts
     active_only = args.get("include_expired") is not True
     world_only = caller.remote
     if args.get("supersessions") is True:
+        # the audit log keeps its order, query or not
         where, params = ["superseded_by IS NOT NULL"], []
         since = args.get("since")
         if since:
@@ -50,35 +70,24 @@ def facts_arm(engine, args: dict, caller: Caller, limit: int) -> list:
             params.append(iso(ts))
         return facts.query(where, params, "COALESCE(expired_at, valid_until) DESC, id DESC", limit,
                            active_only=False, world_only=world_only)
-    entity = (args.get("entity") or "").strip()
-    if entity:
-        slug = engine.canonical_entity(entity, caller)
-        return facts.query(["entity_slug = ?"], [slug], "valid_from DESC, id DESC", limit,
-                           active_only=active_only, world_only=world_only)
-    session = args.get("session_id")
-    if session:
-        return facts.query(["source_session = ?"], [session], "created_at DESC, id DESC", limit,
-                           active_only=active_only, world_only=world_only)
-    since = args.get("since")
-    if since:
-        ts = parse_since_lenient(since)
-        if ts is None:
-            return []  # unparseable since: an empty arm, not an error
-        return facts.query(["valid_from >= ?"], [iso(ts)], "valid_from DESC, id DESC", limit,
-                           active_only=active_only, world_only=world_only)
-    # valid_from is never null in this store, so the ordering can use its index
-    return facts.query([], [], "valid_from DESC, id DESC", limit,
-                       active_only=active_only, world_only=world_only)
+    scope = _scope(engine, args, caller)
+    if scope is None:
+        return []
+    where, params, order = scope
+    grep = args.get("grep")
+    if grep:
+        # over every fact in scope, before the limit (not the newest `limit` only)
+        where, params = [*where, "contains_ci(fact, ?)"], [*params, grep]
+    query = (args.get("query") or "").strip()
+    if query:
+        return engine.search_facts(query, where, params, limit, active_only=active_only, world_only=world_only)
+    return facts.query(where, params, order, limit, active_only=active_only, world_only=world_only)
 
 
 def recall(engine, args: dict, caller: Caller) -> dict:
     limit = clamp_limit(args.get("limit"), DEFAULT_LIMIT, MAX_LIMIT)
     rows = facts_arm(engine, args, caller, limit)
     facts = [fact_projection(r) for r in rows]
-    grep = args.get("grep")
-    if grep:
-        needle = grep.lower()
-        facts = [f for f in facts if needle in f["fact"].lower()]
 
     body: dict = {}
     results = None

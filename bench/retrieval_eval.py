@@ -1,0 +1,205 @@
+"""Retrieval evaluation: does recall find what it was told?
+
+    python bench/retrieval_eval.py [--smoke] [--mode keyword|hybrid|both] [--no-pages]
+
+Builds a brain in a temp BRAIN_HOME, remembers every turn of the
+conversational memory set (`bench/data/conversations.md`) as one fact through
+the real MCP `remember` tool over `brain serve`, then asks the questions of
+`bench/data/questions.tsv` through `recall {query}` and scores the facts it
+returns against each question's evidence turns: R@1, R@5, R@10 (share of the
+evidence in the top k) and MRR. Questions with no answer in the set score
+`no_answer_empty`: the share for which recall returned no facts at all.
+Page figures come from `bench/eval_pages.py` when it is present.
+
+Prints one JSON line per (set, mode) and then a table. `--smoke` asks a
+slice of the questions (the whole set is still remembered).
+
+`--calibrate` chooses the vector floor of `daemon/facts_index.py` (the
+cosine a fact reached only by the vector arm must clear): it embeds every
+turn and question with the bundled model and prints, per candidate floor,
+the share of evidence turns at or above it (kept answers) and the share of
+unanswerable questions whose nearest turn is below it (no filler); the floor
+is the one maximising their sum (Youden's J).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from eval_common import TempBrain, call, loadavg, rank_metrics  # noqa: E402
+
+DATA = Path(__file__).resolve().parent / "data"
+SMOKE_DIALOGUES = ("d1", "d3", "d6")
+_TURN = re.compile(r"^(\d+) ([^:]+): (.+)$")
+
+
+def load_turns(path: Path = DATA / "conversations.md") -> list[dict]:
+    """Every turn: {id, dialogue, session, date, speaker, text}."""
+    turns, dialogue, session, date = [], None, None, None
+    for line in path.read_text().splitlines():
+        if line.startswith("# d"):
+            dialogue = line[2:].split()[0]
+        elif line.startswith("## "):
+            session, date = line[3:].split()
+        elif dialogue and session and (m := _TURN.match(line)):
+            turns.append({"id": f"{dialogue}.{session}.{m.group(1)}", "dialogue": dialogue, "session": session,
+                          "date": date, "speaker": m.group(2), "text": m.group(3)})
+    return turns
+
+
+def load_questions(path: Path = DATA / "questions.tsv") -> list[dict]:
+    out = []
+    for line in path.read_text().splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        evidence, kind, question = line.split("\t")
+        ev = [] if evidence.strip() == "-" else evidence.split()
+        out.append({"evidence": ev, "type": kind, "question": question})
+    return out
+
+
+def fact_args(turn: dict) -> dict:
+    """How an agent would remember one turn: who said it, and where and when it was said."""
+    return {"fact": f"{turn['speaker']}: {turn['text']}",
+            "provenance": f"conversation {turn['dialogue']}, session {turn['session']}, {turn['date']}"}
+
+
+def smoke_slice(questions: list[dict]) -> list[dict]:
+    keep = [q for q in questions if q["evidence"] and q["evidence"][0].split(".")[0] in SMOKE_DIALOGUES]
+    return keep + [q for q in questions if not q["evidence"]][:4]
+
+
+async def _run_conversations(brain: TempBrain, turns: list[dict], questions: list[dict]) -> dict:
+    async with brain.session() as s:
+        by_fact: dict[str, str] = {}
+        for t in turns:
+            body = await call(s, "remember", fact_args(t))
+            by_fact[body["id"]] = t["id"]
+        runs, per_type, empty_none, lat = [], {}, [], []
+        for q in questions:
+            t0 = time.perf_counter()
+            body = await call(s, "recall", {"query": q["question"], "limit": 10})
+            lat.append((time.perf_counter() - t0) * 1000)
+            ranked = [by_fact.get(f["fact_id"], "?") for f in body["facts"]]
+            if not q["evidence"]:
+                empty_none.append(not ranked)
+                continue
+            pair = (ranked, set(q["evidence"]))
+            runs.append(pair)
+            per_type.setdefault(q["type"], []).append(pair)
+    out = {"conversational": rank_metrics(runs)}
+    for kind, pairs in sorted(per_type.items()):
+        out[f"conversational/{kind}"] = rank_metrics(pairs)
+    if empty_none:
+        out["conversational"]["no_answer_empty"] = round(sum(empty_none) / len(empty_none), 3)
+        out["conversational"]["no_answer_n"] = len(empty_none)
+    lat.sort()
+    out["conversational"]["recall_p50_ms"] = round(lat[len(lat) // 2], 1)
+    return out
+
+
+def conversational(keyword_only: bool, smoke: bool) -> dict:
+    turns = load_turns()
+    questions = load_questions()
+    if smoke:
+        questions = smoke_slice(questions)
+    with tempfile.TemporaryDirectory(prefix="eval-vault-") as vault:
+        with TempBrain(Path(vault), embeddings=not keyword_only) as brain:
+            brain.wait_ready()
+            return anyio.run(_run_conversations, brain, turns, questions)
+
+
+def page_figures(keyword_only: bool) -> dict:
+    try:
+        import eval_pages  # the page question sets, when present
+    except ImportError:
+        return {}
+    return eval_pages.run(keyword_only=keyword_only)
+
+
+def evaluate(modes: list[str], smoke: bool, pages: bool = True) -> list[dict]:
+    lines = []
+    for mode in modes:
+        keyword_only = mode == "keyword"
+        started = time.monotonic()
+        sets = conversational(keyword_only, smoke)
+        if pages:
+            sets.update(page_figures(keyword_only))
+        for name, metrics in sets.items():
+            line = {"set": name, "mode": mode, "smoke": smoke, **metrics,
+                    "seconds": round(time.monotonic() - started, 1), "loadavg": loadavg()}
+            lines.append(line)
+            print(json.dumps(line), flush=True)
+    return lines
+
+
+def table(lines: list[dict]) -> str:
+    head = f"{'set':32} {'mode':8} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'MRR':>6} {'n':>5}"
+    rows = [head, "-" * len(head)]
+    for ln in lines:
+        rows.append(f"{ln['set']:32} {ln['mode']:8} {ln['R@1']:6.3f} {ln['R@5']:6.3f} {ln['R@10']:6.3f} "
+                    f"{ln['MRR']:6.3f} {ln['n']:5d}")
+        if "no_answer_empty" in ln:
+            rows.append(f"{'  no-answer questions, no facts':32} {ln['mode']:8} {ln['no_answer_empty']:6.3f}"
+                        f" {'':20} {ln['no_answer_n']:5d}")
+    return "\n".join(rows)
+
+
+def calibrate() -> dict:
+    """The vector floor that best separates evidence turns from the nearest turn of an unanswerable question."""
+    import numpy as np
+    from brain.indexer.embedder import MiniLMEmbedder
+
+    turns = load_turns()
+    questions = load_questions()
+    emb = MiniLMEmbedder()
+    facts = emb.embed([fact_args(t)["fact"] for t in turns])
+    at = {t["id"]: i for i, t in enumerate(turns)}
+    qv = emb.embed([q["question"] for q in questions])
+    kept, empty = [], []
+    for q, v in zip(questions, qv):
+        sims = facts @ v
+        if q["evidence"]:
+            kept.extend(float(sims[at[e]]) for e in q["evidence"])
+        else:
+            empty.append(float(sims.max()))
+    kept_a, empty_a = np.array(kept), np.array(empty)
+    best = None
+    for floor in np.arange(0.20, 0.80, 0.01):
+        tpr = float((kept_a >= floor).mean())
+        tnr = float((empty_a < floor).mean())
+        line = {"floor": round(float(floor), 2), "evidence_kept": round(tpr, 3), "no_answer_dropped": round(tnr, 3)}
+        print(json.dumps(line))
+        if best is None or tpr + tnr > best["evidence_kept"] + best["no_answer_dropped"]:
+            best = line
+    print(json.dumps({"chosen": best}))
+    return best
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--smoke", action="store_true", help="a small slice of the questions")
+    ap.add_argument("--mode", choices=("keyword", "hybrid", "both"), default="both")
+    ap.add_argument("--no-pages", action="store_true", help="skip the page question sets")
+    ap.add_argument("--calibrate", action="store_true", help="choose the facts vector floor, then stop")
+    a = ap.parse_args(argv)
+    if a.calibrate:
+        calibrate()
+        return 0
+    modes = ["keyword", "hybrid"] if a.mode == "both" else [a.mode]
+    lines = evaluate(modes, a.smoke, pages=not a.no_pages)
+    print(table(lines), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""The retrieval evaluation's smoke slice holds its floor (bench/retrieval_eval.py).
+
+The whole conversational set is remembered through MCP `remember` over
+`brain serve`, a slice of its questions asked through `recall {query}`.
+Before facts were ranked by the query, keyword-only R@10 on the full set was
+0.03; the floors sit a little under today's smoke figures (R@10 0.78, R@5
+0.77), so a ranking regression fails here.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+EVAL = REPO / "bench" / "retrieval_eval.py"
+
+
+def run_eval(*args: str) -> dict[str, dict]:
+    out = subprocess.run([sys.executable, str(EVAL), "--smoke", "--no-pages", *args],
+                         capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return {ln["set"]: ln for ln in map(json.loads, out.stdout.splitlines())}
+
+
+def test_keyword_only_smoke_slice_holds_its_floor():
+    got = run_eval("--mode", "keyword")["conversational"]
+    assert got["n"] >= 50
+    assert got["R@10"] >= 0.72, got
+    assert got["R@5"] >= 0.68, got
+    assert got["MRR"] >= 0.55, got
+
+
+def test_data_set_is_consistent():
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        import retrieval_eval as ev
+    finally:
+        sys.path.pop(0)
+    turns = {t["id"] for t in ev.load_turns()}
+    questions = ev.load_questions()
+    assert len(turns) >= 300 and len(questions) >= 150
+    assert {e for q in questions for e in q["evidence"]} <= turns  # every evidence id names a turn
+    assert {q["type"] for q in questions} == {"single", "temporal", "multi", "none"}
