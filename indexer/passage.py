@@ -63,7 +63,16 @@ def best_passage(text: str, finder: TermFinder, max_chars: int = MAX_CHARS) -> s
             grew = True
         if not grew:
             break
+    # never open mid-sentence on a line the match does not need (the tail of a wrapped bullet)
+    while lo < best and _continues(text, units[lo][0]):
+        lo += 1
     return text[units[lo][0]:units[hi][1]].strip()
+
+
+def _continues(text: str, start: int) -> bool:
+    """Whether the line at `start` carries on the one before (it opens with a lowercase word)."""
+    head = text[start:start + 40].lstrip()
+    return bool(head) and head[0].islower()
 
 
 def _window(unit: str, finder: TermFinder, max_chars: int) -> str:

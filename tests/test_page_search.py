@@ -77,6 +77,13 @@ def test_the_snippet_is_the_passage_that_matched(vault, open_index, remote):
     passage = results[0]["chunk"]
     assert "rehearse the failover" in passage and passage in text   # a verbatim slice a renderer can re-find
     assert len(passage) <= 240 and not passage.startswith("Nothing to see")
+    # a wrapped bullet above the match is not shown from its middle
+    write(vault, "notes/wrapped.md", "# Wrapped\n" + FILLER * 3 + "\n\n- Mei asked for a separate cluster for the projections, since the event store must stay "
+                                     "fast while the nightly reconciliation jobs replay a whole month; agreed for GA,\n"
+                                     "  not for the first cut-over.\n- Tom moved the Classic switch-off to March.\n")
+    e.index.apply(["notes/wrapped.md"])
+    results, _ = e.index.search("classic switch-off", 5, remote=True)
+    assert results[0]["chunk"].startswith("- ") and "Classic switch-off" in results[0]["chunk"]
     # a chunk short enough is shown whole
     write(vault, "notes/short.md", "# Short\nOne line about the quokka.\n")
     e.index.apply(["notes/short.md"])
