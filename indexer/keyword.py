@@ -88,14 +88,16 @@ class TermFinder:
     """
 
     def __init__(self, tokens: list[str]):
-        self.tokens = sorted(tokens, key=len, reverse=True)   # the longest stem wins where two could match
-        alts = [re.escape(t[:-1] if len(t) > 3 and t.endswith("i") else t) for t in self.tokens]
-        self._re = re.compile(r"\b(?:" + "|".join(f"({a})" for a in alts) + ")", re.IGNORECASE) if alts else None
+        self.tokens = list(tokens)
+        prefixes = [re.escape(t[:-1] if len(t) > 3 and t.endswith("i") else t) for t in self.tokens]
+        # one pattern per token: each search stops at its first hit
+        self._each = [(t, re.compile(r"\b" + p, re.IGNORECASE)) for t, p in zip(self.tokens, prefixes)]
+        self._re = re.compile(r"\b(?:" + "|".join(prefixes) + ")", re.IGNORECASE) if prefixes else None
 
     def found(self, text: str) -> set[str]:
-        if self._re is None or not text:
+        if not text:
             return set()
-        return {self.tokens[m.lastindex - 1] for m in self._re.finditer(text)}
+        return {t for t, rx in self._each if rx.search(text)}
 
     def first(self, text: str) -> int:
         """Where the first query token starts in `text` (0 when none does)."""

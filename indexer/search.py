@@ -31,7 +31,7 @@ MIN_VECTOR = 0.25      # below this a vector-only hit is noise (nearest is not n
 VECTOR_FLOOR = 0.2     # cosine that counts as nothing in the fusion
 VECTOR_WEIGHT = 0.5    # the vector arm's weight next to the keyword arm's 1
 COVER_WEIGHT = 2.0     # query coverage next to a chunk's BM25 share, when re-scoring
-RERANK_N = 60          # chunks re-scored
+RERANK_N = 30          # chunks re-scored
 MAX_EXACT = 20         # pages an exact arm may put first
 
 
