@@ -123,6 +123,10 @@ def register(app: typer.Typer) -> None:
         _run("remember", {"fact": "I prefer dark mode in every editor", "provenance": "demo", "entity": "people/me"}, no_daemon)
         _step("brain recall --entity people/me")
         _run("recall", {"entity": "people/me"}, no_daemon)
+        # a question in a person's words: the page that answers it comes first, with the lines that say so
+        fact = "Tom Whitaker leads the Classic billing migration; the switch-off moved to March 2027"
+        _step(f'brain remember "{fact}" --provenance demo --entity people/tom-whitaker')
+        _run("remember", {"fact": fact, "provenance": "demo", "entity": "people/tom-whitaker"}, no_daemon)
         _step('brain recall "who is leading the billing migration?" --limit 3')
         _run("recall", {"query": "who is leading the billing migration?", "limit": 3}, no_daemon)
         _step("brain entity Priya")

@@ -127,7 +127,9 @@ def build_card(engine, row: sqlite3.Row, world_only: bool) -> dict:
     """The card for one page row (§3.3 field table)."""
     db = engine.page_db
     pid, slug = row["id"], row["slug"]
-    aka = [r[0] for r in db.execute("SELECT alias FROM aliases WHERE page_id = ? ORDER BY alias", (pid,))]
+    # each alias as the page writes it (its lookup key is lowercased)
+    aka = [r[0] for r in db.execute("SELECT COALESCE(NULLIF(display, ''), alias) FROM aliases WHERE page_id = ? "
+                                    "ORDER BY alias", (pid,))]
     timeline = recent_timeline(db, pid)
     return {
         "entity": {"slug": slug, "title": row["title"] or slug, "type": row["type"] or None},

@@ -2,7 +2,9 @@
 
 One chunk is one keyword document and one vector. A chunk's hash covers its
 heading and text, so an edit elsewhere in the page leaves it (and its
-embedding) untouched.
+embedding) untouched. Each chunk also knows its heading path — the headings
+above it, outermost first (`Ledger v2`, `Design notes`) — which the keyword
+index searches as a field of its own.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ class Chunk:
     heading: str | None
     text: str
     hash: str
+    heading_path: str = ""   # the headings above and at this chunk, outermost first, one per line
 
 
 def chunk_hash(heading: str | None, text: str) -> str:
@@ -36,24 +39,30 @@ def split_chunks(body: str, max_chars: int = MAX_CHARS) -> list[Chunk]:
     found by its title and aliases even when its body is blank.
     """
     lines, mask = lines_and_mask(body)
-    sections: list[tuple[str | None, list[str]]] = [(None, [])]
+    sections: list[tuple[str | None, str, list[str]]] = [(None, "", [])]
+    stack: list[tuple[int, str]] = []   # (level, heading) of the open sections
     for i, line in enumerate(lines):
         if not mask[i] and line.startswith(("#", " ")):
             m = _HEADING.match(line)
             if m:
-                sections.append((m.group(2).strip() or None, []))
+                level, heading = len(m.group(1)), m.group(2).strip()
+                while stack and stack[-1][0] >= level:
+                    stack.pop()
+                if heading:
+                    stack.append((level, heading))
+                sections.append((heading or None, "\n".join(h for _, h in stack), []))
                 continue
-        sections[-1][1].append(line)
-    pieces: list[tuple[str | None, str]] = []
-    for heading, body_lines in sections:
+        sections[-1][2].append(line)
+    pieces: list[tuple[str | None, str, str]] = []
+    for heading, path, body_lines in sections:
         text = "\n".join(body_lines).strip()
         if not text:
             continue
         for piece in _bounded(text, max_chars):
-            pieces.append((heading, piece))
+            pieces.append((heading, path, piece))
     if not pieces:
-        pieces.append((None, ""))
-    return [Chunk(i, h, t, chunk_hash(h, t)) for i, (h, t) in enumerate(pieces)]
+        pieces.append((None, "", ""))
+    return [Chunk(i, h, t, chunk_hash(h, t), path) for i, (h, path, t) in enumerate(pieces)]
 
 
 def _bounded(text: str, max_chars: int) -> list[str]:

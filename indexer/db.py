@@ -106,6 +106,15 @@ MIGRATIONS: list[str] = [
     """
     CREATE INDEX links_to_cover ON links(to_id, source, from_id);
     """,
+    # 4: each alias as the page writes it (for display; `alias` stays the
+    # lookup key) and each chunk's heading path; titles now come from the file
+    # name as written. Forgetting every page's stat and hash makes the next
+    # reconcile re-parse the whole vault and fill all three in.
+    """
+    ALTER TABLE aliases ADD COLUMN display TEXT NOT NULL DEFAULT '';
+    ALTER TABLE chunks ADD COLUMN heading_path TEXT NOT NULL DEFAULT '';
+    UPDATE pages SET mtime_ns = 0, content_hash = '';
+    """,
 ]
 
 

@@ -1,16 +1,23 @@
-"""The tantivy keyword index: one document per chunk.
+"""The tantivy keyword index: one document per chunk, with fields of their own.
 
 Queries are built from analyzed tokens (the same analyzer the index uses),
 never by handing user text to tantivy's query parser, so any string —
 `ADR-016`, `C++ (x`, `foo:bar`, an unbalanced quote — is a valid query.
-Title and alias fields carry large boosts: a page named for the query ranks
-above a page that only mentions it.
+
+Each chunk document carries its page's title, aliases, path and tags, its
+own heading path and its text, each a field with its own weight: a page
+named for the query ranks above a page that only mentions it, and a section
+headed by the query above one that mentions it in passing. Query words next
+to each other in the text (a sloppy phrase) count extra, and a query equal
+to a chunk's heading matches the exact-heading key.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
+import re
 import shutil
 from pathlib import Path
 
@@ -19,15 +26,23 @@ from tantivy import Occur, Query
 
 log = logging.getLogger("brain.indexer")
 
-SCHEMA_VERSION = 1
+# 2: fields for headings and path, an exact-heading key, the body without its heading
+SCHEMA_VERSION = 2
 ANALYZER = "brain_en"
 MAX_QUERY_TOKENS = 32
-BOOSTS = {"title": 6.0, "aliases": 6.0, "slug": 2.0, "tags": 1.5, "body": 1.0}
-PHRASE_BOOSTS = {"title": 8.0, "aliases": 8.0, "body": 2.0}
+MAX_KEY_CHARS = 200
+BOOSTS = {"title": 4.0, "aliases": 4.0, "headings": 2.5, "path": 1.5, "tags": 1.5, "body": 1.0}
+PHRASE_BOOSTS = {"title": 6.0, "aliases": 6.0, "headings": 8.0, "body": 2.0}
+PROXIMITY_SLOP = 3          # words allowed between two query words that still count as near
+PROXIMITY_BOOSTS = {"body": 1.0, "headings": 1.0}
+HEADING_EXACT_BOOST = 40.0
 
-STOPWORDS = frozenset(
-    "a an and are as at be but by for from has have i if in into is it its of on or our so that the their then "
-    "there these they this to was we were what when which who will with you your".split())
+_STOP_WORDS = (
+    "a about after all also am an and any are as at be been before being but by can could did do does doing for "
+    "from had has have having he her here hers him his how i if in into is it its me my myself no not now of on "
+    "or our ours she should so some than that the their them then there these they this those to too us very "
+    "was we were what when where which while who whom why will with would you your yours"
+).split()
 
 _analyzer = (
     tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
@@ -45,6 +60,10 @@ def analyze(text: str) -> list[str]:
     return _analyzer.analyze(text)
 
 
+# the stemmer turns "was" into "wa" and "does" into "doe": compare stems with stems
+STOPWORDS = frozenset(_STOP_WORDS) | frozenset(t for w in _STOP_WORDS for t in analyze(w))
+
+
 def query_tokens(text: str) -> list[str]:
     """Distinct tokens of a query, in order, capped so no query is unbounded."""
     seen: list[str] = []
@@ -56,12 +75,48 @@ def query_tokens(text: str) -> list[str]:
     return seen
 
 
+def content_tokens(tokens: list[str]) -> list[str]:
+    """The tokens that say what is asked ("who", "the", "did" dropped), unless nothing else is left."""
+    return [t for t in tokens if t not in STOPWORDS] or tokens
+
+
+class TermFinder:
+    """Which analyzed query tokens a text holds, found by word prefix ("migrat" in "migration").
+
+    About twenty times cheaper than analyzing each text; a stem the stemmer
+    ended in "i" ("compani") also matches its "y" spelling ("company").
+    """
+
+    def __init__(self, tokens: list[str]):
+        self.tokens = list(tokens)
+        prefixes = [re.escape(t[:-1] if len(t) > 3 and t.endswith("i") else t) for t in self.tokens]
+        # one pattern per token: each search stops at its first hit
+        self._each = [(t, re.compile(r"\b" + p, re.IGNORECASE)) for t, p in zip(self.tokens, prefixes)]
+        self._re = re.compile(r"\b(?:" + "|".join(prefixes) + ")", re.IGNORECASE) if prefixes else None
+
+    def found(self, text: str) -> set[str]:
+        if not text:
+            return set()
+        return {t for t, rx in self._each if rx.search(text)}
+
+    def first(self, text: str) -> int:
+        """Where the first query token starts in `text` (0 when none does)."""
+        m = self._re.search(text) if self._re is not None else None
+        return m.start() if m else 0
+
+
+def text_key(text: str | None) -> str:
+    """A heading or query as one comparable key: its tokens joined ("2026-10-01 — Kickoff" → "2026 10 01 kickoff")."""
+    return " ".join(analyze(text or ""))[:MAX_KEY_CHARS]
+
+
 def _schema() -> tantivy.Schema:
     sb = tantivy.SchemaBuilder()
     sb.add_integer_field("chunk_id", stored=True, indexed=True, fast=True)
     sb.add_integer_field("page_id", stored=True, indexed=True, fast=True)
-    for name in ("slug", "title", "aliases", "tags", "body"):
+    for name in BOOSTS:
         sb.add_text_field(name, tokenizer_name=ANALYZER)
+    sb.add_text_field("heading_key", tokenizer_name="raw")
     sb.add_text_field("type", tokenizer_name="raw")
     sb.add_text_field("vis", tokenizer_name="raw")
     return sb.build()
@@ -101,25 +156,30 @@ class KeywordIndex:
     # -- writing --------------------------------------------------------------
 
     def add_page(self, page_id: int, *, slug: str, title: str, aliases: list[str], tags: list[str],
-                 ptype: str | None, visibility: str, chunks: list[tuple[int, str | None, str]]) -> None:
-        """Add one document per chunk (call delete_page first when replacing)."""
-        alias_text = " \n ".join(aliases)
+                 ptype: str | None, visibility: str, chunks: list[tuple[int, str | None, str, str]]) -> None:
+        """Add one document per chunk: (chunk_id, heading, heading path, text); call delete_page first
+        when replacing. The heading path is the chunk's headings from the top, one per line."""
         tag_text = " ".join(tags)
-        slug_text = slug.replace("/", " ")
-        for chunk_id, heading, text in chunks:
+        for chunk_id, heading, heading_path, text in chunks:
             doc = tantivy.Document()
             doc.add_integer("chunk_id", chunk_id)
             doc.add_integer("page_id", page_id)
-            doc.add_text("slug", slug_text)
+            doc.add_text("path", slug)
             doc.add_text("title", title)
-            if alias_text:
-                doc.add_text("aliases", alias_text)
+            for alias in aliases:   # one value each, so a phrase never runs from one alias into the next
+                doc.add_text("aliases", alias)
+            for h in (heading_path or heading or "").split("\n"):
+                if h.strip():
+                    doc.add_text("headings", h)
+            key = text_key(heading)
+            if key:
+                doc.add_text("heading_key", key)
             if tag_text:
                 doc.add_text("tags", tag_text)
             if ptype:
                 doc.add_text("type", ptype)
             doc.add_text("vis", visibility)
-            doc.add_text("body", f"{heading}\n{text}" if heading else text)
+            doc.add_text("body", text)
             self._writer.add_document(doc)
             self.pending += 1
 
@@ -159,31 +219,61 @@ class KeywordIndex:
         self.index.reload()
         return self.index.searcher().num_docs
 
-    def build_query(self, tokens: list[str], exclude_private: bool) -> Query | None:
-        """Should-clauses per token and field, plus phrase boosts; None when there is nothing to find."""
+    def build_query(self, tokens: list[str], exclude_private: bool, key: str = "") -> Query | None:
+        """Should-clauses per token and field, phrase and proximity boosts, and the exact-heading key;
+        None when there is nothing to find."""
         if not tokens:
             return None
         s = self.schema
         subs = []
-        # a word like "the" matches nearly every chunk: it only counts inside
-        # the phrase clauses, unless the query has nothing else
-        terms = [t for t in tokens if t not in STOPWORDS] or tokens
+        # a word like "the" or "who" matches nearly every chunk: it only counts
+        # inside the phrase clauses, unless the query has nothing else
+        terms = content_tokens(tokens)
         for tok in terms:
             for field, boost in BOOSTS.items():
                 subs.append((Occur.Should, Query.boost_query(Query.term_query(s, field, tok), boost)))
         if len(tokens) > 1:
             for field, boost in PHRASE_BOOSTS.items():
                 subs.append((Occur.Should, Query.boost_query(Query.phrase_query(s, field, tokens), boost)))
-        q = Query.boolean_query(subs)
-        if exclude_private:
-            q = Query.boolean_query([(Occur.Must, q), (Occur.MustNot, Query.term_query(s, "vis", "private"))])
-        return q
+        for a, b in zip(terms, terms[1:]):
+            for field, boost in PROXIMITY_BOOSTS.items():
+                near = Query.phrase_query(s, field, [a, b], slop=PROXIMITY_SLOP)
+                subs.append((Occur.Should, Query.boost_query(near, boost)))
+        if key:
+            subs.append((Occur.Should, Query.boost_query(Query.term_query(s, "heading_key", key),
+                                                         HEADING_EXACT_BOOST)))
+        return self._visible(Query.boolean_query(subs), exclude_private)
 
-    def search(self, tokens: list[str], limit: int, exclude_private: bool) -> list[tuple[float, int, int]]:
+    def _visible(self, q: Query, exclude_private: bool) -> Query:
+        if not exclude_private:
+            return q
+        return Query.boolean_query([(Occur.Must, q), (Occur.MustNot, Query.term_query(self.schema, "vis", "private"))])
+
+    def heading_pages(self, key: str, limit: int, exclude_private: bool) -> list[tuple[int, int]]:
+        """(chunk_id, page_id) of the chunks whose own heading equals the key, any order."""
+        if not key:
+            return []
+        q = self._visible(Query.term_query(self.schema, "heading_key", key), exclude_private)
+        return [(c, p) for _, c, p in self._run(q, limit)]
+
+    def search(self, tokens: list[str], limit: int, exclude_private: bool, key: str = "") -> list[tuple[float, int, int]]:
         """(score, chunk_id, page_id), best first."""
-        q = self.build_query(tokens, exclude_private)
+        q = self.build_query(tokens, exclude_private, key)
         if q is None or limit <= 0:
             return []
+        return self._run(q, limit)
+
+    def idf(self, tokens: list[str]) -> dict[str, float]:
+        """How telling each token is: ln(1 + N / (1 + chunks whose body or headings have it))."""
+        searcher = self.index.searcher()
+        n = max(1, searcher.num_docs)
+        out = {}
+        for t in tokens:
+            df = max(searcher.doc_freq("body", t), searcher.doc_freq("headings", t), searcher.doc_freq("title", t))
+            out[t] = math.log(1.0 + n / (1.0 + df))
+        return out
+
+    def _run(self, q: Query, limit: int) -> list[tuple[float, int, int]]:
         searcher = self.index.searcher()
         hits = searcher.search(q, limit, count=False).hits
         if not hits:

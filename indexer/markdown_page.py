@@ -1,6 +1,9 @@
 """One Markdown file → everything the page tables hold about it.
 
-Title: frontmatter `title` → first H1 outside code → humanized file stem.
+Title: frontmatter `title` → first H1 outside code → the file name as written
+(`Obsidian for iOS and iPadOS.md` → `Obsidian for iOS and iPadOS`, as the vault
+shows it). Aliases keep their case for display; the alias table keys them
+lowercased for lookups.
 Type: frontmatter `type` → the folder (people/ → person, …) → none.
 Parsing is pure: text in, ParsedPage out; nothing here touches the disk.
 """
@@ -14,7 +17,7 @@ from dataclasses import dataclass, field
 from .chunks import Chunk, split_chunks
 from .fences import prose_lines
 from .frontmatter import scalar_text, split_frontmatter, split_tags
-from .slugs import humanize, path_to_slug, split_aliases
+from .slugs import path_to_slug, split_aliases
 from .timeline import Entry, extract_entries, split_timeline
 from .wikilinks import Link, body_links, frontmatter_links
 
@@ -126,7 +129,7 @@ def parse_page(rel_path: str, text: str) -> ParsedPage:
     body = fm.body
     stem = posixpath.basename(rel_path)
     stem = re.sub(r"\.(md|mdx|markdown)$", "", stem, flags=re.IGNORECASE)
-    title = scalar_text(data.get("title")) or first_h1(body) or humanize(stem) or slug
+    title = scalar_text(data.get("title")) or first_h1(body) or stem.strip() or slug
     ptype = scalar_text(data.get("type"))
     ptype = ptype.lower() if ptype else infer_type(slug)
     visibility = "private" if str(data.get("visibility", "")).strip().lower() == "private" else "world"

@@ -13,7 +13,7 @@ import sqlite3
 
 from .markdown_page import ParsedPage
 from .scan import FileStat, Problem
-from .slugs import path_to_slug
+from .slugs import normalize_alias, path_to_slug
 from .timestamps import iso_ns, now_iso  # noqa: F401  (vault_index, page_ops import them from here)
 from .wikilinks import LinkResolver
 
@@ -143,10 +143,11 @@ class PageTables:
             db.execute("DELETE FROM aliases WHERE page_id = ?", (pid,))
             db.execute("DELETE FROM links WHERE from_id = ?", (pid,))
             db.execute("DELETE FROM timeline WHERE page_id = ?", (pid,))
-            old_chunks = db.execute("SELECT id, hash, ord, heading FROM chunks WHERE page_id = ?", (pid,)).fetchall()
+            old_chunks = db.execute("SELECT id, hash, ord, heading, heading_path FROM chunks WHERE page_id = ?",
+                                    (pid,)).fetchall()
         # rows hanging off the page are queued and written together by flush()
         q = self._queued
-        q["aliases"].extend((a, pid) for a in page.aliases)
+        q["aliases"].extend((normalize_alias(a), a, pid) for a in page.aliases)
         q["links"].extend((pid, l.target, l.type, l.context, l.source, l.key, l.tail) for l in page.links)
         q["timeline"].extend((pid, e.date, e.source, e.summary, e.detail) for e in page.timeline)
         added, removed, all_rows = self._diff_chunks(pid, page, old_chunks)
@@ -156,7 +157,7 @@ class PageTables:
         """Write the queued aliases, links, timeline rows and chunks (one statement per table)."""
         q, db = self._queued, self.db
         if q["aliases"]:
-            db.executemany("INSERT OR IGNORE INTO aliases(alias, page_id) VALUES (?, ?)", q["aliases"])
+            db.executemany("INSERT OR IGNORE INTO aliases(alias, display, page_id) VALUES (?, ?, ?)", q["aliases"])
         if q["links"]:
             db.executemany("INSERT INTO links(from_id, target, to_id, type, context, source, target_key, target_tail) "
                            "VALUES (?, ?, NULL, ?, ?, ?, ?, ?)", q["links"])
@@ -164,7 +165,8 @@ class PageTables:
             db.executemany("INSERT INTO timeline(page_id, date, source, summary, detail) VALUES (?, ?, ?, ?, ?)",
                            q["timeline"])
         if q["chunks"]:
-            db.executemany("INSERT INTO chunks(id, page_id, ord, heading, text, hash) VALUES (?,?,?,?,?,?)", q["chunks"])
+            db.executemany("INSERT INTO chunks(id, page_id, ord, heading, heading_path, text, hash) "
+                           "VALUES (?,?,?,?,?,?,?)", q["chunks"])
         self._queued = _empty_queue()
 
     def _diff_chunks(self, pid: int, page: ParsedPage, old_chunks):
@@ -176,22 +178,24 @@ class PageTables:
             reuse = pool.get(c.hash)
             if reuse:
                 r = reuse.pop(0)
-                if r["ord"] != c.ord or r["heading"] != c.heading:
-                    keep_updates.append((c.ord, c.heading, r["id"]))
+                if r["ord"] != c.ord or r["heading"] != c.heading or r["heading_path"] != c.heading_path:
+                    keep_updates.append((c.ord, c.heading, c.heading_path, r["id"]))
                 all_rows.append({"id": r["id"], "page_id": pid, "ord": c.ord, "heading": c.heading,
-                                 "text": c.text, "hash": c.hash})
+                                 "heading_path": c.heading_path, "text": c.text, "hash": c.hash})
                 continue
             cid = self.next_chunk_id
             self.next_chunk_id += 1
-            row = {"id": cid, "page_id": pid, "ord": c.ord, "heading": c.heading, "text": c.text, "hash": c.hash}
+            row = {"id": cid, "page_id": pid, "ord": c.ord, "heading": c.heading, "heading_path": c.heading_path,
+                   "text": c.text, "hash": c.hash}
             added.append(row)
             all_rows.append(row)
         removed = [r["id"] for rows in pool.values() for r in rows]
         if removed:
             self.db.executemany("DELETE FROM chunks WHERE id = ?", [(i,) for i in removed])
         if keep_updates:
-            self.db.executemany("UPDATE chunks SET ord = ?, heading = ? WHERE id = ?", keep_updates)
-        self._queued["chunks"].extend((r["id"], r["page_id"], r["ord"], r["heading"], r["text"], r["hash"]) for r in added)
+            self.db.executemany("UPDATE chunks SET ord = ?, heading = ?, heading_path = ? WHERE id = ?", keep_updates)
+        self._queued["chunks"].extend((r["id"], r["page_id"], r["ord"], r["heading"], r["heading_path"], r["text"],
+                                       r["hash"]) for r in added)
         return added, removed, all_rows
 
     def delete(self, page_id: int) -> list[int]:

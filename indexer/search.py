@@ -1,31 +1,42 @@
 """Page search: keyword (tantivy), plus vectors when they are ready, fused by page.
 
 Arms, in order of trust:
-  1. exact: the query is a declared alias, or a page's whole title;
-  2. keyword: tantivy over chunks (title and aliases boosted over body);
+  1. exact: the query is a declared alias, a page's whole title, or one of
+     its headings — these pages lead;
+  2. keyword: tantivy over chunks, fielded (title, aliases, headings, path,
+     tags, body) with phrase and proximity boosts; the best chunks are then
+     re-scored by how much of the query (idf-weighted) they hold;
   3. vector: nearest chunks by cosine (only when the model has loaded).
-Keyword and vector lists are fused by reciprocal rank per page; exact hits
-lead. Each result names its evidence (PROTOCOL_NOTES §4.6) and whether the
-file changed on disk since it was indexed.
+Keyword and vector scores are fused per page: each arm's score as a share of
+its best, the vector arm at half weight (bench/eval_pages.py chose the
+weights). Each result shows the passage that matched (passage.py), names its
+evidence (evidence.py, docs/protocol.md §4.6) and says whether the file
+changed on disk since it was indexed.
 """
 
 from __future__ import annotations
 
 import logging
 
-from .keyword import analyze, query_tokens
+from .evidence import CREATE_SAFETY, coverage, evidence_of
+from .keyword import TermFinder, content_tokens, query_tokens, text_key
+from .passage import best_passage
 from .scan import stat_page
 from .search_modes import KEYWORD_ONLY
 from .slugs import normalize_alias
 
 log = logging.getLogger("brain.search")
 
-RRF_K = 60
-HIGH_VECTOR = 0.8      # cosine at which a vector hit alone says "this page exists"
 MIN_VECTOR = 0.25      # below this a vector-only hit is noise (nearest is not near)
-KEYWORD_EXACT = 0.6    # share of the query's terms a lexical hit must contain
-CREATE_SAFETY = {"alias_hit": "exists", "exact_title_match": "exists", "high_vector_match": "exists",
-                 "keyword_exact": "probable", "weak_semantic": "unknown"}
+VECTOR_FLOOR = 0.2     # cosine that counts as nothing in the fusion
+VECTOR_WEIGHT = 0.5    # the vector arm's weight next to the keyword arm's 1
+COVER_WEIGHT = 2.0     # query coverage next to a chunk's BM25 share, when re-scoring
+RERANK_N = 30          # chunks re-scored
+MAX_EXACT = 20         # pages an exact arm may put first
+
+
+def _marks(values) -> str:
+    return ",".join("?" * len(values))
 
 
 def _dedup_pages(hits):
@@ -39,16 +50,38 @@ def _dedup_pages(hits):
     return [seen[p] for p in order]
 
 
-def _keyword_pages(index, tokens, limit, remote):
+def _chunk_rows(db, ids, finder) -> dict[int, tuple]:
+    """chunk id → (page id, text, the query tokens its title, aliases, heading path or text hold)."""
+    ids = list(ids)
+    if not ids:
+        return {}
+    rows = db.execute(
+        "SELECT c.id, c.page_id, c.heading_path, c.text, p.title, "
+        "(SELECT group_concat(a.alias, ' ') FROM aliases a WHERE a.page_id = c.page_id) "
+        f"FROM chunks c JOIN pages p ON p.id = c.page_id WHERE c.id IN ({_marks(ids)})", ids)
+    return {cid: (pid, text, finder.found(f"{title}\n{aliases or ''}\n{path}\n{text}"))
+            for cid, pid, path, text, title, aliases in rows}
+
+
+def _keyword_pages(index, tokens, key, limit, remote, idf, chunks, finder):
+    """[(page_id, chunk_id, score)] best first; fills `chunks` (see _chunk_rows) for the chunks it re-scored."""
     if index.keyword is None or not tokens:
         return []
     want = max(limit * 4, 40)
-    hits = index.keyword.search(tokens, want, exclude_private=remote)
-    pages = _dedup_pages(hits)
-    if len(pages) < limit and len(hits) == want:
+    hits = index.keyword.search(tokens, want, exclude_private=remote, key=key)
+    if len(_dedup_pages(hits)) < limit and len(hits) == want:
         # pages with many matching chunks crowded the list: look deeper once
-        pages = _dedup_pages(index.keyword.search(tokens, want * 8, exclude_private=remote))
-    return pages
+        hits = index.keyword.search(tokens, want * 8, exclude_private=remote, key=key)
+    if len(idf) < 2 or not hits:   # one query word: every hit holds it, nothing to re-score
+        return _dedup_pages(hits)
+    # re-score the best chunks: BM25 as a share of the best, plus how much of the query each holds
+    top, rest = hits[:RERANK_N], hits[RERANK_N:]
+    chunks.update(_chunk_rows(index.db, [c for _, c, _ in top], finder))
+    best = top[0][0] or 1.0
+    scored = [(s / best + COVER_WEIGHT * coverage(idf, chunks[c][2]) if c in chunks else s / best, c, p)
+              for s, c, p in top]
+    scored.sort(key=lambda h: -h[0])
+    return _dedup_pages(scored + [(s / best, c, p) for s, c, p in rest])
 
 
 def _exact_pages(db, query: str, remote: bool):
@@ -56,11 +89,22 @@ def _exact_pages(db, query: str, remote: bool):
     key = normalize_alias(query)
     vis = " AND p.visibility != 'private'" if remote else ""
     alias_ids = [r[0] for r in db.execute(
-        f"SELECT p.id FROM aliases a JOIN pages p ON p.id = a.page_id WHERE a.alias = ?{vis} ORDER BY p.id LIMIT 20",
-        (key,))] if key else []
+        f"SELECT p.id FROM aliases a JOIN pages p ON p.id = a.page_id WHERE a.alias = ?{vis} ORDER BY p.id LIMIT ?",
+        (key, MAX_EXACT))] if key else []
     title_ids = [r[0] for r in db.execute(
-        f"SELECT p.id FROM pages p WHERE p.title_key = ?{vis} ORDER BY p.id LIMIT 20", (" ".join(query.lower().split()),))]
+        f"SELECT p.id FROM pages p WHERE p.title_key = ?{vis} ORDER BY p.id LIMIT ?",
+        (" ".join(query.lower().split()), MAX_EXACT))]
     return alias_ids, title_ids
+
+
+def _heading_pages(index, key: str, remote: bool) -> dict[int, int]:
+    """page id → the chunk under a heading equal to the query."""
+    if index.keyword is None or not key:
+        return {}
+    out: dict[int, int] = {}
+    for chunk_id, page_id in index.keyword.heading_pages(key, MAX_EXACT * 4, exclude_private=remote):
+        out.setdefault(page_id, chunk_id)
+    return out
 
 
 def _vector_pages(db, embedder, vectors, query: str, limit: int):
@@ -72,15 +116,24 @@ def _vector_pages(db, embedder, vectors, query: str, limit: int):
     if not hits:
         return []
     ids = [int(c) for c, _ in hits]
-    owner = dict(db.execute(f"SELECT id, page_id FROM chunks WHERE id IN ({','.join('?' * len(ids))})", ids).fetchall())
+    owner = dict(db.execute(f"SELECT id, page_id FROM chunks WHERE id IN ({_marks(ids)})", ids).fetchall())
     ranked = [(float(cos), cid, owner[cid]) for cid, cos in hits if cid in owner and cos >= MIN_VECTOR]
     ranked.sort(key=lambda h: -h[0])
     return _dedup_pages(ranked)
 
 
-def _contiguous(needle: list[str], hay: list[str]) -> bool:
-    n = len(needle)
-    return n > 0 and any(hay[i:i + n] == needle for i in range(len(hay) - n + 1))
+def _fuse(kw, vec) -> dict[int, float]:
+    """page id → keyword share of the best keyword score + weighted vector share of the best cosine."""
+    fused: dict[int, float] = {}
+    if kw:
+        best = kw[0][2] or 1.0
+        for pid, _, score in kw:
+            fused[pid] = score / best
+    if vec:
+        span = max(1e-6, vec[0][2] - VECTOR_FLOOR)
+        for pid, _, cos in vec:
+            fused[pid] = fused.get(pid, 0.0) + VECTOR_WEIGHT * max(0.0, cos - VECTOR_FLOOR) / span
+    return fused
 
 
 def search_pages(index, query: str, limit: int, *, remote: bool = True, embedder=None, vectors=None):
@@ -92,8 +145,14 @@ def search_pages(index, query: str, limit: int, *, remote: bool = True, embedder
         return [], degraded
     db = index.db
     tokens = query_tokens(q)
+    key = text_key(q)
+    wanted = content_tokens(tokens)
+    idf = index.keyword.idf(wanted) if index.keyword is not None else {}
+    finder = TermFinder(wanted)
+    chunks: dict[int, tuple] = {}
     alias_ids, title_ids = _exact_pages(db, q, remote)
-    kw = _keyword_pages(index, tokens, limit, remote)
+    heading_chunk = _heading_pages(index, key, remote)
+    kw = _keyword_pages(index, tokens, key, limit, remote, idf, chunks, finder)
     vec = []
     if use_vectors:
         try:
@@ -102,53 +161,45 @@ def search_pages(index, query: str, limit: int, *, remote: bool = True, embedder
             log.warning("vector search failed; answering from keywords", exc_info=True)
             degraded = KEYWORD_ONLY
 
-    fused: dict[int, float] = {}
-    for ranked in (kw, vec):
-        for rank, (pid, _, _) in enumerate(ranked):
-            fused[pid] = fused.get(pid, 0.0) + 1.0 / (RRF_K + rank + 1)
-    exact = list(dict.fromkeys(alias_ids + title_ids))
-    exact_set = set(exact)
-    order = exact + sorted((p for p in fused if p not in exact_set), key=lambda p: -fused[p])
+    fused = _fuse(kw, vec)
+    exact_arm: dict[int, str] = {}
+    for arm, ids in (("alias", alias_ids), ("title", title_ids),
+                     ("heading", sorted(heading_chunk, key=lambda p: -fused.get(p, 0.0)))):
+        for pid in ids:
+            exact_arm.setdefault(pid, arm)
+    order = list(exact_arm) + sorted((p for p in fused if p not in exact_arm), key=lambda p: -fused[p])
     if not order:
         return [], degraded
-    order = order[: max(limit * 2, limit + len(exact))]
+    order = order[: max(limit * 2, limit + len(exact_arm))]
 
     kw_chunk = {pid: cid for pid, cid, _ in kw}
     vec_hit = {pid: (cid, cos) for pid, cid, cos in vec}
+    shown = {p: heading_chunk.get(p) or kw_chunk.get(p) or (vec_hit[p][0] if p in vec_hit else None) for p in order}
+    missing = [p for p in order if shown[p] is None]
+    if missing:   # an exact hit with no matching chunk shows its page's opening
+        shown.update(db.execute(f"SELECT page_id, id FROM chunks WHERE page_id IN ({_marks(missing)}) AND ord = 0",
+                                missing).fetchall())
+    chunks.update(_chunk_rows(db, {c for c in shown.values() if c is not None} - set(chunks), finder))
     rows = {r["id"]: r for r in db.execute(
         "SELECT id, slug, title, path, visibility, mtime_ns, size, indexed_at FROM pages "
-        f"WHERE id IN ({','.join('?' * len(order))})", order)}
-    chunk_ids = {kw_chunk.get(p) or (vec_hit[p][0] if p in vec_hit else None) for p in order} - {None}
-    chunks = {}
-    if chunk_ids:
-        chunks = {r[0]: r for r in db.execute(
-            f"SELECT id, page_id, text FROM chunks WHERE id IN ({','.join('?' * len(chunk_ids))})", list(chunk_ids))}
-    missing = [p for p in order if p in rows and not (kw_chunk.get(p) or p in vec_hit)]
-    first_chunk = {}
-    if missing:
-        for r in db.execute(f"SELECT page_id, id, text FROM chunks WHERE page_id IN ({','.join('?' * len(missing))}) "
-                            "AND ord = 0", missing):
-            first_chunk[r[0]] = r
-    aliases: dict[int, list[str]] = {}
-    for alias, pid in db.execute(f"SELECT alias, page_id FROM aliases WHERE page_id IN ({','.join('?' * len(order))})",
-                                 order):
-        aliases.setdefault(pid, []).append(alias)
+        f"WHERE id IN ({_marks(order)})", order)}
 
-    alias_set, title_set = set(alias_ids), set(title_ids)
-    q_tokens = set(tokens)
+    top = max(fused.values(), default=0.0) or 1.0
     results = []
     for pid in order:
         row = rows.get(pid)
         if row is None or (remote and row["visibility"] == "private"):
             continue
-        cid = kw_chunk.get(pid) or (vec_hit[pid][0] if pid in vec_hit else None)
-        text = chunks[cid]["text"] if cid in chunks else (first_chunk[pid]["text"] if pid in first_chunk else "")
-        evidence = _evidence(pid, row["title"], aliases.get(pid, []), text, tokens, q_tokens,
-                             alias_set, title_set, pid in kw_chunk, vec_hit.get(pid))
+        cid = shown.get(pid)
+        text = chunks[cid][1] if cid in chunks else ""
+        evidence = evidence_of(exact=exact_arm.get(pid), tokens=tokens, title=row["title"] or "",
+                               cosine=vec_hit[pid][1] if pid in vec_hit else None, lexical=pid in kw_chunk,
+                               cover=coverage(idf, chunks[cid][2]) if cid in chunks else 0.0,
+                               share=fused.get(pid, 0.0) / top)
         results.append({
             "slug": row["slug"],
             "title": row["title"] or row["slug"],
-            "chunk": text or None,
+            "chunk": best_passage(text, finder) or None,
             "evidence": evidence,
             "create_safety": CREATE_SAFETY[evidence],
             "provenance": row["slug"],
@@ -158,20 +209,6 @@ def search_pages(index, query: str, limit: int, *, remote: bool = True, embedder
         if len(results) >= limit:
             break
     return results, degraded
-
-
-def _evidence(pid, title, page_aliases, text, tokens, q_tokens, alias_set, title_set, lexical, vec_hit) -> str:
-    if pid in alias_set:
-        return "alias_hit"
-    if pid in title_set or _contiguous(tokens, analyze(title or "")):
-        return "exact_title_match"
-    if vec_hit is not None and vec_hit[1] >= HIGH_VECTOR:
-        return "high_vector_match"
-    if lexical and q_tokens:
-        seen = set(analyze(f"{title}\n{' '.join(page_aliases)}\n{text}"))
-        if len(q_tokens & seen) / len(q_tokens) >= KEYWORD_EXACT:
-            return "keyword_exact"
-    return "weak_semantic"
 
 
 def _stale(vault, row) -> bool:

@@ -2,7 +2,8 @@
 
 Three normalizers, each used on both the write and the read side:
 `path_to_slug` (a vault file → its page slug), `slugify` (a free-text name →
-a slug-shaped key, PROTOCOL_NOTES §4.4) and `normalize_alias` (§4.5).
+a slug-shaped key, docs/protocol.md §4.4) and `normalize_alias` (§4.5);
+`alias_display` keeps an alias's case for showing it.
 """
 
 from __future__ import annotations
@@ -61,17 +62,23 @@ def path_to_slug(rel_path: str) -> str:
     return "/".join(s for s in (_segment(seg) for seg in p.split("/")) if s)
 
 
-def normalize_alias(alias: str) -> str:
-    """The lookup key for an alias: NFKC, lowercase, single spaces, no wrapping quotes."""
-    s = unicodedata.normalize("NFKC", alias).lower()
+def alias_display(alias: str) -> str:
+    """An alias as the page writes it, tidied: NFKC, single spaces, no wrapping quotes; case kept."""
+    s = unicodedata.normalize("NFKC", alias)
     s = _WS.sub(" ", s).strip()
     s = _LEADING_OPEN.sub("", s)
     s = _TRAILING_CLOSE.sub("", s)
     return s.strip()
 
 
+def normalize_alias(alias: str) -> str:
+    """The lookup key for an alias (§4.5): its display form, lowercased."""
+    return alias_display(alias).lower()
+
+
 def split_aliases(value) -> list[str]:
-    """Frontmatter `aliases`: a list, or a comma-separated string."""
+    """Frontmatter `aliases` (a list, or a comma-separated string) in their display form,
+    one per lookup key (the first spelling wins)."""
     if value is None:
         return []
     if isinstance(value, str):
@@ -82,15 +89,11 @@ def split_aliases(value) -> list[str]:
         items = []   # a mapping is a YAML slip, not a name
     else:
         items = [str(value)]
-    out = []
+    out, keys = [], set()
     for item in items:
-        key = normalize_alias(item)
-        if key and key not in out:
-            out.append(key)
+        shown = alias_display(item)
+        key = normalize_alias(shown)
+        if key and key not in keys:
+            keys.add(key)
+            out.append(shown)
     return out
-
-
-def humanize(stem: str) -> str:
-    """A file stem as a title: "alice-smith" → "Alice Smith"."""
-    words = re.split(r"[-_\s]+", stem)
-    return " ".join(w[:1].upper() + w[1:] for w in words if w)

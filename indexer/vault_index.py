@@ -79,11 +79,12 @@ class VaultIndex(PageOps):
         self.keyword.clear()
         pages = self.wdb.execute("SELECT id, slug, title, tags, type, visibility FROM pages").fetchall()
         aliases: dict[int, list[str]] = {}
-        for alias, pid in self.wdb.execute("SELECT alias, page_id FROM aliases"):
+        for alias, pid in self.wdb.execute("SELECT COALESCE(NULLIF(display, ''), alias), page_id FROM aliases"):
             aliases.setdefault(pid, []).append(alias)
         by_page: dict[int, list] = {}
-        for cid, pid, heading, text in self.wdb.execute("SELECT id, page_id, heading, text FROM chunks ORDER BY page_id, ord"):
-            by_page.setdefault(pid, []).append((cid, heading, text))
+        for cid, pid, heading, path, text in self.wdb.execute(
+                "SELECT id, page_id, heading, heading_path, text FROM chunks ORDER BY page_id, ord"):
+            by_page.setdefault(pid, []).append((cid, heading, path, text))
         for p in pages:
             self.keyword.add_page(p["id"], slug=p["slug"], title=p["title"], aliases=aliases.get(p["id"], []),
                                   tags=json.loads(p["tags"] or "[]"), ptype=p["type"], visibility=p["visibility"],
@@ -295,7 +296,7 @@ class VaultIndex(PageOps):
             self.keyword.delete_page(pid)
         self.keyword.add_page(pid, slug=page.slug, title=page.title, aliases=page.aliases, tags=page.tags,
                               ptype=page.type, visibility=page.visibility,
-                              chunks=[(r["id"], r["heading"], r["text"]) for r in all_rows])
+                              chunks=[(r["id"], r["heading"], r["heading_path"], r["text"]) for r in all_rows])
         self._added.extend(added)
         self._removed.extend(removed)
         self.stats["parsed"] += 1

@@ -66,7 +66,7 @@ def test_card_from_real_files(brain, remote):
     body = entity(brain, remote, "Ally")
     card = body["card"]
     assert card["entity"] == {"slug": "people/alice-example", "title": "Alice Example", "type": "person"}
-    assert card["aka"] == ["a. example", "ally"]
+    assert card["aka"] == ["A. Example", "Ally"]   # as the page writes them
     assert card["summary"] == "Alice runs the boat club on the lake."
     assert [(t["kind"], t["text"]) for t in card["open_threads"]] == [
         ("recent_event", "Agreed to crew for the autumn race")]
@@ -154,7 +154,7 @@ def test_cli_commands_print_readably(vault, brain_home):
 
     out = brain("entity", "Ally")
     assert out.startswith("Alice Example  (people/alice-example, person)")
-    assert "aka: a. example, ally" in out and "→ employer companies/acme-robotics" in out
+    assert "aka: A. Example, Ally" in out and "→ employer companies/acme-robotics" in out
     assert json.loads(brain("entity", "Ally", "--json"))["card"]["entity"]["slug"] == "people/alice-example"
     assert "no such entity" in brain("entity", "zzz-nothing")
     out = brain("context", "Ally, nobody", "--budget", "500")

@@ -239,8 +239,9 @@ def test_odd_files_are_indexed_or_reported_with_the_right_fix(vault, open_index)
     write(vault, "list-title.md", "---\ntitle: [a, b]\naliases: [x, {k: v}, [y]]\n---\nlist body")
     e = open_index(vault)
     titles = {r["slug"]: r["title"] for r in e.page_db.execute("SELECT slug, title FROM pages")}
-    assert titles == {"latin1": "Latin1", "empty": "Empty", "fm-only": "Only Frontmatter", "tabs": "Tabs",
-                      "dup": "Second", "dated": "2024-01-02", "list-title": "List Title"}
+    # no usable title or H1: the file name as written
+    assert titles == {"latin1": "latin1", "empty": "empty", "fm-only": "Only Frontmatter", "tabs": "tabs",
+                      "dup": "Second", "dated": "2024-01-02", "list-title": "list-title"}
     problems = {p["path"]: (p["kind"], p["detail"]) for p in e.index.problems()}
     assert problems["utf16.md"][0] == "binary" and "UTF-8" in problems["utf16.md"][1]
     assert problems["latin1.md"][0] == "invalid_utf8" and problems["tabs.md"][0] == "bad_frontmatter"

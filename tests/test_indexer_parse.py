@@ -16,8 +16,11 @@ def test_frontmatter_aliases_as_list_and_as_comma_string():
     a = parse_page("people/a.md", "---\naliases: [AE, \"Alice E.\"]\n---\nx")
     b = parse_page("people/b.md", "---\naliases: AE, Alice E.\n---\nx")
     c = parse_page("people/c.md", "---\naliases:\n  - '  AE '\n  - \"(Alice   E.)\"\n---\nx")
-    assert a.aliases == b.aliases == ["ae", "alice e."]
-    assert c.aliases == ["ae", "alice e."]
+    # aliases keep the case the page writes them in; quotes, brackets and extra spaces go
+    assert a.aliases == b.aliases == ["AE", "Alice E."]
+    assert c.aliases == ["AE", "Alice E."]
+    d = parse_page("people/d.md", "---\naliases: [iPadOS, ipados, IPADOS, Mac]\n---\nx")
+    assert d.aliases == ["iPadOS", "Mac"]   # one per lookup key: the first spelling wins
 
 
 def test_frontmatter_tags_forms_and_inline_tags():
@@ -59,7 +62,9 @@ def test_no_closing_fence_means_no_frontmatter():
 
 def test_title_falls_back_from_h1_outside_code_to_the_file_stem():
     assert parse_page("a.md", "```\n# not this\n```\n# Real One\n").title == "Real One"
-    assert parse_page("people/jane_doe-smith.md", "no heading").title == "Jane Doe Smith"
+    # no frontmatter title and no H1: the file name exactly as the vault shows it
+    assert parse_page("people/jane_doe-smith.md", "no heading").title == "jane_doe-smith"
+    assert parse_page("Obsidian for iOS and iPadOS.md", "no heading").title == "Obsidian for iOS and iPadOS"
 
 
 def test_type_from_folder_then_none():

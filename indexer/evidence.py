@@ -1,0 +1,56 @@
+"""How sure a search result is: its `evidence` and `create_safety` (docs/protocol.md §4.6).
+
+Strongest first:
+  alias_hit          the query is one of the page's declared aliases
+  exact_title_match  the query is the page's title, or its words stand in
+                     the title in order
+  high_vector_match  the query and the shown passage mean nearly the same
+                     (cosine ≥ HIGH_VECTOR)
+  keyword_exact      the query is one of the page's headings; or a keyword
+                     hit that scores within SHARE of the best result and
+                     holds at least COVERAGE of the query's telling words
+                     (idf-weighted: "billing" counts, "who" and "the" do not)
+                     in its title, aliases, heading path or passage
+  weak_semantic      anything else: related, not shown to be the answer
+COVERAGE and SHARE come from bench/eval_pages.py --evidence: the values at
+which no right first hit of the page questions is labelled weak, in either
+mode, while most runners-up that are wrong are (see the README).
+"""
+
+from __future__ import annotations
+
+from .keyword import analyze
+
+HIGH_VECTOR = 0.8
+COVERAGE = 0.2
+SHARE = 0.9
+CREATE_SAFETY = {"alias_hit": "exists", "exact_title_match": "exists", "high_vector_match": "exists",
+                 "keyword_exact": "probable", "weak_semantic": "unknown"}
+
+
+def coverage(idf: dict[str, float], found) -> float:
+    """The idf-weighted share of the query's content tokens (idf's keys) that were `found`."""
+    total = sum(idf.values())
+    if total <= 0:
+        return 0.0
+    return sum(w for t, w in idf.items() if t in found) / total
+
+
+def _contiguous(needle: list[str], hay: list[str]) -> bool:
+    n = len(needle)
+    return n > 0 and any(hay[i:i + n] == needle for i in range(len(hay) - n + 1))
+
+
+def evidence_of(*, exact: str | None, tokens: list[str], title: str, cosine: float | None,
+                lexical: bool, cover: float, share: float) -> str:
+    """`exact`: which exact arm found the page ("alias", "title", "heading") or None;
+    `cover`: coverage() of the shown chunk; `share`: its fused score over the best one's."""
+    if exact == "alias":
+        return "alias_hit"
+    if exact == "title" or _contiguous(tokens, analyze(title)):
+        return "exact_title_match"
+    if cosine is not None and cosine >= HIGH_VECTOR:
+        return "high_vector_match"
+    if exact == "heading" or (lexical and cover >= COVERAGE and share >= SHARE):
+        return "keyword_exact"
+    return "weak_semantic"
