@@ -43,14 +43,24 @@ def status(engine, args: dict, caller: Caller) -> dict:
         "model_state": models["state"] if models is not None else "not loaded",
         "vectors_ready": bool(vectors is not None and getattr(vectors, "ready", False)),
     }
-    if models is not None and models.get("error"):
-        body["model_error"] = models["error"]  # why semantic search is off, for doctor
+    if models is not None:
+        body["model_backend"] = models.get("backend")  # onnxruntime, or sentence-transformers as the fallback
+        if models.get("phase"):
+            body["model_phase"] = models["phase"]  # what a long load is doing (the one-time ONNX export)
+        if models.get("fallback_reason"):
+            body["model_fallback_reason"] = models["fallback_reason"]  # why not onnxruntime, for doctor
+        if models.get("error"):
+            body["model_error"] = models["error"]  # why semantic search is off, for doctor
     if vectors is not None:
         stats = vectors.stats()
         body["vectors"] = stats.get("vectors", 0)
         body["vectors_pending"] = stats.get("pending", 0)
+        if stats.get("build"):
+            # state, done, total, rate_chunks_per_s, eta_s, elapsed_s, workers of the current/last build
+            body["vector_build"] = stats["build"]
     if caller.remote:
         # nor where the user's files are (an error text may carry paths)
         body.pop("vault")
         body.pop("model_error", None)
+        body.pop("model_fallback_reason", None)
     return body
