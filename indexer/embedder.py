@@ -141,8 +141,8 @@ class OnnxMiniLM(TwoLanes):
 
     One session, one intra-op thread per call: a call runs on its caller's
     thread, so `workers` build threads use that many cores, and a query never
-    queues behind a batch inside onnxruntime. Tokenizers are per thread (a
-    fast tokenizer object must not be shared across threads).
+    queues behind a batch inside onnxruntime. Each call borrows a tokenizer
+    of its own (a fast tokenizer object must not be used by two threads at once).
     """
 
     backend = "onnxruntime"
@@ -157,8 +157,9 @@ class OnnxMiniLM(TwoLanes):
         self.max_len = int(manifest.get("max_seq_length") or 256)
         self.lower = bool(manifest.get("do_lower_case"))
         self._tokenizer_file = str(model_dir / "tokenizer.json")
-        self._local = threading.local()
-        self._tokenizer()  # fail here, not on the first query, if the tokenizer is broken
+        self._spare: list = []            # idle tokenizers: one per call in flight, not per thread
+        self._spare_lock = threading.Lock()
+        self._spare.append(self._new_tokenizer())  # fail here, not on the first query, if it is broken
 
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = 1
@@ -180,17 +181,27 @@ class OnnxMiniLM(TwoLanes):
         self.calls = 0   # embed calls, for tests and stats
         self.texts = 0   # texts embedded
 
-    def _tokenizer(self):
-        tok = getattr(self._local, "tok", None)
-        if tok is None:
-            from tokenizers import Tokenizer
+    def _new_tokenizer(self):
+        from tokenizers import Tokenizer
 
-            tok = Tokenizer.from_file(self._tokenizer_file)
-            tok.enable_truncation(max_length=self.max_len)
-            pad_id = tok.token_to_id("[PAD]")
-            tok.enable_padding(pad_id=0 if pad_id is None else pad_id, pad_token="[PAD]")
-            self._local.tok = tok
+        tok = Tokenizer.from_file(self._tokenizer_file)
+        tok.enable_truncation(max_length=self.max_len)
+        pad_id = tok.token_to_id("[PAD]")
+        tok.enable_padding(pad_id=0 if pad_id is None else pad_id, pad_token="[PAD]")
         return tok
+
+    def _encode(self, texts: list[str]):
+        """Tokenize with an idle tokenizer (~6.5 MB each: the daemon's many request threads
+        must not each keep one)."""
+        with self._spare_lock:
+            tok = self._spare.pop() if self._spare else None
+        if tok is None:
+            tok = self._new_tokenizer()
+        try:
+            return tok.encode_batch(texts)
+        finally:
+            with self._spare_lock:
+                self._spare.append(tok)
 
     def _run(self, texts: Sequence[str]) -> np.ndarray:
         texts = [str(t).strip() for t in texts]  # sentence-transformers strips each text too
@@ -201,7 +212,7 @@ class OnnxMiniLM(TwoLanes):
         with self._count_lock:
             self.calls += 1
             self.texts += len(texts)
-        encoded = self._tokenizer().encode_batch(texts)
+        encoded = self._encode(texts)
         ids = np.array([e.ids for e in encoded], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
         feed = {"input_ids": ids, "attention_mask": mask}
