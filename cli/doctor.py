@@ -79,6 +79,13 @@ def _model(ctx: DoctorContext):
     if state == "ready":
         yield ("ok", "embeddings", f"{body.get('model')} loaded; {body.get('vectors', 0)} chunk vectors, "
                                    f"{body.get('vectors_pending', 0)} waiting")
+        if body.get("model_fallback_reason"):
+            yield ("warn", "embedding backend", "sentence-transformers (torch), because the ONNX export failed: "
+                                                f"{body['model_fallback_reason']}. Same vectors, more memory and a "
+                                                "slower start. Fix: reinstall brain's dependencies (`pip install -e .`),"
+                                                " then `brain daemon stop` and `brain daemon start`")
+        else:
+            yield ("ok", "embedding backend", f"{body.get('model_backend')}")
     elif state == "failed":
         yield ("fail", "embeddings", f"the model failed to load ({body.get('model_error') or 'see the log'}); "
                                      "search is keyword-only. `brain daemon logs` shows the error; "

@@ -8,6 +8,7 @@ The engine is built by an entry point (the daemon, or the CLI with
 from __future__ import annotations
 
 import logging
+import threading
 from pathlib import Path
 
 from ..indexer.db import open_db
@@ -47,6 +48,7 @@ class Engine:
         self.fact_vectors = None  # fact embeddings for remember's dedup, once the model has loaded
         self.models = None       # the model loader: state loading/ready/failed/disabled + error
         self.llm = None          # synthesize's provider
+        self.stopping = threading.Event()  # set when closing begins: a model export in progress ends
         self._closed = False
 
     def setting(self, key: str):
@@ -129,11 +131,14 @@ class Engine:
 
         background: load in a thread (the daemon passes `start_after`, set once
         its socket is up). `progress(done, total)` follows the chunk embedding.
-        `embedder`: an already-loaded one to use instead of loading MiniLM.
+        `embedder`: an already-loaded one to use instead of loading MiniLM
+        (by default onnxruntime over the cached ONNX export, exported once in
+        a child process; see indexer/embedder.py).
         """
         from ..indexer.embedder import ModelLoader
 
-        self.models = ModelLoader(factory=(lambda: embedder) if embedder is not None else None)
+        self.models = ModelLoader(factory=(lambda: embedder) if embedder is not None else None,
+                                  cache_root=self.places.cache_root, cancel=self.stopping)
         if not self.setting("embeddings.enabled"):
             self.models.disable()
         elif background:
@@ -183,6 +188,7 @@ class Engine:
 
     def close(self) -> None:
         self._closed = True
+        self.stopping.set()
         if self.vectors is not None:
             self.vectors.close()
         if self.index is not None and hasattr(self.index, "close"):

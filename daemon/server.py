@@ -133,6 +133,7 @@ def close_engine(engine, warmup: Warmup | None, wait_s: float | None = None) -> 
     reconciled on the next start, and the kernel drops the lock.
     """
     wait_s = WARMUP_WAIT_S if wait_s is None else wait_s
+    engine.stopping.set()  # a one-time model export in progress (or about to start) ends now
     # a warm-up that never started (the socket could not be bound) holds nothing
     if warmup is not None and warmup.started and not warmup.done.wait(wait_s):
         log.warning("warm-up still running after %.0fs; exiting without closing the caches", wait_s)

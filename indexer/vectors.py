@@ -24,6 +24,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from . import vector_files
+from .build_order import BuildMeter, hash_order
 from .vector_files import SIDECAR  # noqa: F401  (re-exported: callers name the sidecar from here)
 
 log = logging.getLogger("brain.vectors")
@@ -32,7 +33,7 @@ log = logging.getLogger("brain.vectors")
 DEFAULT_M = 32
 DEFAULT_EF_CONSTRUCTION = 200
 DEFAULT_EF = 128
-EMBED_BATCH = 16          # chunks per embed() call; small keeps query embeds from waiting
+EMBED_BATCH = 8           # chunks per background embed call: the lane yields to queries between batches
 WINDOW = 256              # pending texts fetched and length-sorted at a time
 SAVE_EVERY_S = 30.0       # debounce for persisting incremental changes
 PER_HASH_CAP = 10         # chunk ids returned for one shared content
@@ -74,6 +75,9 @@ class ChunkVectors:
         self.batch = batch
         self.save_every_s = save_every_s
         self.capacity = capacity         # initial slots of a new graph; grows by doubling
+        self.workers = max(1, int(getattr(embedder, "workers", 1)))
+        self.meter = BuildMeter(self.workers)
+        self._pool = None                # ThreadPoolExecutor of the build workers, made on first use
 
         self.ready = False
         self.state = "idle"              # idle → building → ready; "closed" after close()
@@ -236,17 +240,37 @@ class ChunkVectors:
                     self._live[h] = label
             self._dirty = True
 
-    def _drain(self, progress: Callable[[int, int], None] | None = None, interruptible: bool = False) -> None:
-        """Embed pending contents in small batches until none is left.
+    def _embed_background(self, texts: list[str]) -> np.ndarray:
+        run = getattr(self.embedder, "embed_background", None) or self.embedder.embed
+        return run(texts)
 
-        Batches are cut from a window of pending texts sorted by length:
-        a batch pads to its longest text, so mixing a heading-only chunk with
-        a 1,500-character one would cost the short one the long one's time.
+    def _release_memory(self) -> None:
+        release = getattr(self.embedder, "release_memory", None)
+        if release is not None:
+            release()
+
+    def _workers(self):
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            init = getattr(self.embedder, "prepare_background_thread", None)
+            self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="brain-embed", initializer=init)
+        return self._pool
+
+    def _drain(self, progress: Callable[[int, int], None] | None = None, interruptible: bool = False) -> None:
+        """Embed pending contents in small batches, `workers` at a time, until none is left.
+
+        Batches are cut from a window of pending texts (taken in build
+        order, see build_order.py) sorted by length: a batch pads to its
+        longest text, so mixing a heading-only chunk with a 1,500-character
+        one would cost the short one the long one's time.
         """
         with self._drain_lock:
             done = 0
             total = len(self._pending)
             self.progress = (0, total)
+            if total:
+                self.meter.start(total)
             if progress:
                 progress(0, total)
             while not self._stop:
@@ -260,19 +284,49 @@ class ChunkVectors:
                             self._pending.pop(h, None)
                 done += len(window) - len(texts)
                 ordered = sorted(texts, key=lambda h: len(texts[h]))
-                for i in range(0, len(ordered), self.batch):
-                    if self._stop or (interruptible and self._events):
-                        return  # apply deletes/changes before embedding more
-                    keep = [h for h in ordered[i:i + self.batch] if h in self._pending]
-                    if keep:
-                        vecs = self.embedder.embed([texts[h] for h in keep])
+                batches = [ordered[i:i + self.batch] for i in range(0, len(ordered), self.batch)]
+                in_flight: deque = deque()
+                interrupted = False
+                while batches or in_flight:
+                    while batches and len(in_flight) < self.workers and not interrupted:
+                        if self._stop or (interruptible and self._events):
+                            interrupted = True  # apply deletes/changes before embedding more
+                            break
+                        batch = batches.pop(0)
+                        keep = [h for h in batch if h in self._pending]
+                        fut = self._workers().submit(self._embed_background, [texts[h] for h in keep]) if keep else None
+                        in_flight.append((batch, keep, fut))
+                    if not in_flight:
+                        break
+                    batch, keep, fut = in_flight.popleft()
+                    if fut is not None:
+                        vecs = fut.result()
                         self.embedded += len(keep)
                         self._add(keep, vecs)
-                    done += len(ordered[i:i + self.batch])
+                    done += len(batch)
                     total = max(total, done + len(self._pending))
                     self.progress = (done, total)
+                    self.meter.advance(done, total)
                     if progress:
                         progress(done, total)
+                self._release_memory()
+                if interrupted:
+                    return
+            if total:
+                self.meter.finish()
+
+    def _order_pending(self) -> None:
+        """Put what people are likeliest to ask about first (build_order.py)."""
+        with self._lock:
+            wanted = list(self._pending)
+        if len(wanted) <= 1:
+            return
+        order = hash_order(self.db, wanted)
+        with self._lock:
+            still = self._pending
+            self._pending = dict.fromkeys(h for h in order if h in still)
+            for h in still:  # arrived while we sorted
+                self._pending.setdefault(h, None)
 
     def build(self, progress: Callable[[int, int], None] | None = None) -> None:
         """Load the stored index, reconcile with the chunks table, embed what is missing.
@@ -288,6 +342,7 @@ class ChunkVectors:
                 vector_files.remove(self.dir)
                 self._fresh()
         self.reconcile()
+        self._order_pending()
         self._drain(progress)
         if self._stop:
             return
@@ -326,6 +381,9 @@ class ChunkVectors:
                 with self._lock:
                     for added, removed in events:
                         self._apply(added, removed)
+                    fresh = [h for added, _ in events for _, h in added if h in self._pending]
+                    if fresh:  # just saved: the likeliest to be asked about, so ahead of an ongoing build
+                        self._pending = {**dict.fromkeys(fresh), **self._pending}
                 self._drain(interruptible=True)
                 if self._save_due() and not self._events:
                     self.save()
@@ -386,7 +444,8 @@ class ChunkVectors:
         with self._lock:
             return {"state": self.state, "model": self.model_id, "dim": self.dim, "vectors": len(self._live),
                     "deleted_slots": len(self._tomb), "pending": len(self._pending) + len(self._events),
-                    "progress": list(self.progress), "embedded": self.embedded, "error": self.error}
+                    "progress": list(self.progress), "embedded": self.embedded, "error": self.error,
+                    "build": self.meter.snapshot()}
 
     def close(self) -> None:
         """Stop the worker and persist what was built."""
@@ -397,6 +456,8 @@ class ChunkVectors:
             self._worker.join(timeout=10)
         # a build in another thread stops after its current batch; let it finish that batch
         got = self._drain_lock.acquire(timeout=30)
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
         try:
             if self.ready:
                 self.save()

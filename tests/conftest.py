@@ -14,11 +14,18 @@ REPO = Path(__file__).resolve().parents[1]
 SAMPLE_BRAIN = REPO / "sample_brain"
 
 
+# One ONNX export of the bundled model for every test and every daemon a test
+# starts (each has its own BRAIN_HOME): exporting takes tens of seconds.
+# Keyed by model version and export format inside, so keeping it between runs is safe.
+MODEL_CACHE = Path(tempfile.gettempdir()) / f"brain-test-models-{os.getuid()}"
+
+
 @pytest.fixture(autouse=True)
 def brain_home(monkeypatch):
     # short path: AF_UNIX socket paths must stay under ~108 bytes
     home = Path(tempfile.mkdtemp(prefix="bh-", dir="/tmp"))
     monkeypatch.setenv("BRAIN_HOME", str(home))
+    monkeypatch.setenv("BRAIN_MODEL_CACHE", str(MODEL_CACHE))
     monkeypatch.delenv("BRAIN_VAULT", raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     yield home

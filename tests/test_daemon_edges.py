@@ -201,8 +201,9 @@ def test_a_daemon_started_under_another_runtime_dir_is_found(daemon, places, tmp
     assert daemon_pids_for(str(tmp_path)) == [daemon["pid"]]
 
 
-def test_sigterm_while_the_model_loads_then_a_clean_start(places, configured, reaper):
-    """Stop during the embedding model's load: a clean exit, and the next daemon starts with everything."""
+def test_sigterm_while_the_model_loads_then_a_clean_start(places, configured, reaper, tmp_path):
+    """Stop during the embedding model's load (here its one-time ONNX export, into an empty model
+    cache): a prompt clean exit that ends the export, and the next daemon starts with everything."""
     import subprocess
     import sys
 
@@ -214,9 +215,11 @@ def test_sigterm_while_the_model_loads_then_a_clean_start(places, configured, re
     cfg = config_mod.load(places.config_file)
     cfg["embeddings.enabled"] = True
     config_mod.save(places.config_file, cfg)
+    env = child_env()
+    env["BRAIN_MODEL_CACHE"] = str(tmp_path / "no-export-yet")
     proc = subprocess.Popen([sys.executable, "-m", "brain.daemon.server", "--vault", str(configured)],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env=child_env())
+                            env=env)
     try:
         wait_for_socket(places, configured, proc).close()
         body, is_error = call_daemon(places, configured, {}, "remember",
@@ -224,7 +227,9 @@ def test_sigterm_while_the_model_loads_then_a_clean_start(places, configured, re
         assert not is_error, body
         assert "models ready" not in log_path(places, configured).read_text()  # still loading
         proc.send_signal(signal.SIGTERM)
+        stopping = time.monotonic()
         assert proc.wait(timeout=60) == 0
+        assert time.monotonic() - stopping < 10  # the export was ended, not waited for
     finally:
         if proc.poll() is None:
             proc.kill()

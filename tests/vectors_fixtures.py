@@ -1,4 +1,5 @@
-"""Shared pieces for the vector tests: one real MiniLM per test process, and a
+"""Shared pieces for the vector tests: one real MiniLM per test process (the
+daemon's onnxruntime one; the torch one only for the agreement test), and a
 small writer of page/chunk rows into the real page tables (for testing the
 vector layer on its own, below the indexer)."""
 
@@ -10,18 +11,36 @@ import threading
 import pytest
 
 _MODEL = None
+_REFERENCE = None
 _MODEL_LOCK = threading.Lock()
 
 
 def shared_minilm():
-    """The real embedding model, loaded once per process (import ~5 s, ~500 MB)."""
+    """The daemon's embedding model (onnxruntime over the shared export), loaded once per process.
+
+    The first test process to need it exports the bundled model to ONNX
+    (tens of seconds, once: conftest.MODEL_CACHE keeps it)."""
     global _MODEL
     with _MODEL_LOCK:
         if _MODEL is None:
+            from conftest import MODEL_CACHE
+
+            from brain.indexer.embedder import OnnxMiniLM
+            from brain.indexer.onnx_export import ensure
+
+            _MODEL = OnnxMiniLM(ensure(models=MODEL_CACHE))
+        return _MODEL
+
+
+def shared_reference():
+    """sentence-transformers on torch: what the daemon's vectors must agree with (~5 s, ~500 MB)."""
+    global _REFERENCE
+    with _MODEL_LOCK:
+        if _REFERENCE is None:
             from brain.indexer.embedder import MiniLMEmbedder
 
-            _MODEL = MiniLMEmbedder()
-        return _MODEL
+            _REFERENCE = MiniLMEmbedder()
+        return _REFERENCE
 
 
 @pytest.fixture(scope="session")

@@ -45,14 +45,24 @@ def status(engine, args: dict, caller: Caller) -> dict:
     }
     if index is not None and not engine.index_ready and engine.index_progress:
         body["index_progress"] = list(engine.index_progress)  # (files looked at, files in the folder)
-    if models is not None and models.get("error"):
-        body["model_error"] = models["error"]  # why semantic search is off, for doctor
+    if models is not None:
+        body["model_backend"] = models.get("backend")  # onnxruntime, or sentence-transformers as the fallback
+        if models.get("phase"):
+            body["model_phase"] = models["phase"]  # what a long load is doing (the one-time ONNX export)
+        if models.get("fallback_reason"):
+            body["model_fallback_reason"] = models["fallback_reason"]  # why not onnxruntime, for doctor
+        if models.get("error"):
+            body["model_error"] = models["error"]  # why semantic search is off, for doctor
     if vectors is not None:
         stats = vectors.stats()
         body["vectors"] = stats.get("vectors", 0)
         body["vectors_pending"] = stats.get("pending", 0)
+        if stats.get("build"):
+            # state, done, total, rate_chunks_per_s, eta_s, elapsed_s, workers of the current/last build
+            body["vector_build"] = stats["build"]
     if caller.remote:
         # nor where the user's files are (an error text may carry paths)
         body.pop("vault")
         body.pop("model_error", None)
+        body.pop("model_fallback_reason", None)
     return body
