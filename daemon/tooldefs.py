@@ -17,7 +17,7 @@ VISIBILITIES = ["world", "private"]
 MAX_FACT_CHARS = 2000
 # every other string argument, unless its Param says otherwise (put_page's
 # content is bounded by the page size limit instead)
-MAX_STRING_CHARS = 4000
+MAX_STRING_CHARS = 10_000
 
 VERB_NAMES = ("recall", "remember", "entity", "synthesize", "forget", "context_pack", "delta")
 
