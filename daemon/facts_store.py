@@ -338,12 +338,13 @@ class FactsStore:
         day_ago = iso(utcnow() - _dt.timedelta(days=1))
         return self.query(["created_at >= ?"], [day_ago], "created_at DESC, id DESC", limit, world_only=world_only)
 
-    def counts(self) -> dict:
+    def counts(self, world_only: bool = False) -> dict:
+        world = " AND visibility = 'world'" if world_only else ""
         with self.lock:
-            total = self.db.execute("SELECT COUNT(*) FROM facts").fetchone()[0]
+            total = self.db.execute("SELECT COUNT(*) FROM facts WHERE 1=1" + world).fetchone()[0]
             active = self.db.execute(
-                "SELECT COUNT(*) FROM facts WHERE expired_at IS NULL AND (valid_until IS NULL OR valid_until > ?)",
-                (now_iso(),),
+                "SELECT COUNT(*) FROM facts WHERE expired_at IS NULL AND (valid_until IS NULL OR valid_until > ?)"
+                + world, (now_iso(),),
             ).fetchone()[0]
         return {"facts": total, "active_facts": active, "bad_log_lines": len(self.bad_lines)}
 

@@ -238,6 +238,8 @@ def run_http(places, vault: Path, cfg: dict, *, surface: str, host: str, port: i
         names = ", ".join(n for n in security_settings(host).allowed_hosts if not n.endswith(":*"))
         print(f"brain serve --http: requests must name this machine as one of: {names} (others get 421; "
               "to be reached by another name, pass it as --host).", file=sys.stderr, flush=True)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
+    from .http_limits import uvicorn_settings
+
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False, **uvicorn_settings())
     uvicorn.Server(config).run(sockets=[sock])
     return 0

@@ -196,12 +196,41 @@ def build_server(
         )
         return text_result(body, is_error)
 
-    return Server(
+    server = Server(
         SERVER_NAME,
         version=__version__,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
     )
+    server.middleware.append(explain_invalid_params)
+    return server
+
+
+def _json_kind(value) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return {str: "a string", list: "an array", dict: "an object"}.get(type(value), "null")
+
+
+async def explain_invalid_params(ctx, call_next):
+    """JSON-RPC -32602 that says what is wrong; the SDK's own has an empty `data`."""
+    from mcp.shared.exceptions import MCPError
+    from pydantic import ValidationError
+
+    params = ctx.params if isinstance(ctx.params, dict) else {}
+    args = params.get("arguments")
+    if ctx.method == "tools/call" and args is not None and not isinstance(args, dict):
+        raise MCPError(types.INVALID_PARAMS, "Invalid params: tools/call arguments must be a JSON object "
+                       f"(or left out), not {_json_kind(args)}", data={"param": "arguments"})
+    try:
+        return await call_next(ctx)
+    except ValidationError as e:
+        first = e.errors()[0] if e.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ())) or "params"
+        raise MCPError(types.INVALID_PARAMS, f"Invalid params for {ctx.method}: {where}: "
+                       f"{first.get('msg', 'not valid')}", data={"param": where}) from None
 
 
 def fixed_caller(caller: Caller) -> Callable[[Any], Caller]:

@@ -20,6 +20,21 @@ _JSON_TYPES = {
 }
 
 
+TOO_LONG_FIX = {
+    "fact": "Save one claim per fact, in a sentence or two; put long text in a page (put_page) "
+            "and remember a short fact that names the page.",
+}
+
+# JSON's safe integer range: larger numbers lose precision in most clients,
+# and Python cannot turn the largest into floats at all
+MAX_SAFE_NUMBER = 2**53 - 1
+
+
+def _ordinary_number(v) -> bool:
+    # abs() first: math.isfinite() cannot take an int too large for a float
+    return abs(v) <= MAX_SAFE_NUMBER and (not isinstance(v, float) or math.isfinite(v))
+
+
 def _is_type(value, type_name: str) -> bool:
     if type_name == "number" and isinstance(value, bool):
         return False  # JSON true is not a number, though Python thinks so
@@ -45,10 +60,18 @@ def normalize_and_validate(tool: ToolDef, args: dict | None) -> dict:
         v = out[p.name]
         if not _is_type(v, p.type):
             raise InvalidParams(f'Parameter "{p.name}" must be a {p.type}', GENERIC_PARAM_SUGGESTION)
+        if p.type == "number" and not _ordinary_number(v):
+            raise InvalidParams(
+                f'Parameter "{p.name}" must be a finite number between -{MAX_SAFE_NUMBER} and {MAX_SAFE_NUMBER}',
+                "Send an ordinary number; counts and budgets are small whole numbers.")
         if p.enum and v not in p.enum:
             raise InvalidParams(
                 f'Parameter "{p.name}" must be one of: {", ".join(p.enum)}', GENERIC_PARAM_SUGGESTION
             )
+        cap = p.length_cap
+        if cap is not None and len(v) > cap:
+            raise InvalidParams(f'Parameter "{p.name}" is {len(v)} characters long; at most {cap} are accepted',
+                                TOO_LONG_FIX.get(p.name, f"Shorten {p.name} to at most {cap} characters."))
     return out
 
 

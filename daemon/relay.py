@@ -7,9 +7,11 @@ daemon; this module imports nothing heavier than the standard library, so
 an MCP host gets its `initialize` answered in tens of milliseconds.
 
 It never forwards a local claim: whatever the host sends, its lane is
-remote. If the daemon goes away mid-session, calls in flight get a
-JSON-RPC error, and the next message from the host starts a new daemon,
-replays the handshake to it, and carries on; the relay says so on stderr.
+remote. It never exits while the host is connected: if the daemon goes
+away mid-session, calls in flight get a JSON-RPC error asking to retry, and
+the next message from the host starts a new daemon, replays the handshake
+to it, and carries on; the relay says so on stderr. No line, however
+malformed, deep or long, is parsed recursively here (see `wire_guard`).
 stdin EOF or SIGTERM ends the relay.
 """
 
@@ -17,21 +19,23 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import socket
 import sys
 import threading
+import time
 from pathlib import Path
 
 from .client import json_line
+from .wire_guard import problem, top_level
 
 SURFACE_ORDER = ("verbs", "starter", "full")
 FORCE_ENV = "BRAIN_MCP_FORCE_SURFACE"
 CHUNK = 1024 * 1024
 # ids the relay uses for its own replayed handshake; their answers are swallowed
 RELAY_ID_PREFIX = "brain-relay-"
-_ID_RE = re.compile(rb'^\s*\{\s*"jsonrpc"\s*:\s*"2\.0"\s*,\s*"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)')
+# how long one message may wait for a daemon to come back before it is answered with an error
+RECONNECT_WINDOW_S = 30.0
 
 
 class SurfaceError(ValueError):
@@ -78,38 +82,39 @@ def _say(msg: str) -> None:
         pass
 
 
+def _fields(line: bytes) -> dict:
+    # the raw-byte scanner: no recursion, so no line can crash the relay
+    return top_level(line[:65536], ("id", "method"))
+
+
 def _request_id(line: bytes):
     """(is_request, id) for a client line, cheaply; (False, None) when unsure."""
-    if len(line) > 65536:
-        m = _ID_RE.match(line[:4096])
-        return (m is not None, json.loads(m.group(1)) if m else None)
-    try:
-        msg = json.loads(line)
-    except ValueError:
-        return False, None
-    if isinstance(msg, dict) and "method" in msg and "id" in msg:
-        return True, msg["id"]
+    f = _fields(line)
+    if "method" in f and "id" in f:
+        return True, f["id"]
     return False, None
 
 
 def _response_id(line: bytes):
-    m = _ID_RE.match(line[:4096])
-    if m:
-        try:
-            return json.loads(m.group(1))
-        except ValueError:
-            return None
-    try:
-        msg = json.loads(line)
-    except ValueError:
-        return None
-    return msg.get("id") if isinstance(msg, dict) and ("result" in msg or "error" in msg) else None
+    f = _fields(line)
+    return None if "method" in f else f.get("id")
+
+
+def _retry_error(rid, why: str) -> bytes:
+    return json_line({"jsonrpc": "2.0", "id": rid, "error": {
+        "code": -32603, "message": f"{why}; retry this call", "data": {"retry": True}}})
 
 
 class Relay:
-    """Copies lines between (stdin, stdout) and the daemon's socket."""
+    """Copies lines between (stdin, stdout) and the daemon's socket.
 
-    def __init__(self, connect, surface: str, stdin=None, stdout=None):
+    It outlives the daemon: a connection that breaks is opened again (the
+    daemon restarts on connect), the MCP handshake the host already made is
+    replayed to the new daemon, and only the calls in flight at that moment
+    are answered with an error asking to retry.
+    """
+
+    def __init__(self, connect, surface: str, stdin=None, stdout=None, reconnect_window_s: float = RECONNECT_WINDOW_S):
         self.connect = connect            # () -> (socket, restarted: bool)
         self.surface = surface
         self.stdin = stdin or sys.stdin.buffer
@@ -117,16 +122,18 @@ class Relay:
         self.out_lock = threading.Lock()
         self.state_lock = threading.Lock()
         self.sock: socket.socket | None = None
-        self.pending: dict = {}           # id -> True, for requests not yet answered
+        self.generation = 0               # bumped per daemon connection
+        self.pending: dict = {}           # id -> generation it was sent on, until answered
         self.init_line: bytes | None = None
         self.initialized_line: bytes | None = None
         self.stdin_closed = False
         self.replays = 0
+        self.reconnect_window_s = reconnect_window_s
         self._reader: threading.Thread | None = None
 
     # -- daemon side -------------------------------------------------------
 
-    def _open(self, replay: bool) -> None:
+    def _open(self, replay: bool) -> tuple[socket.socket, int]:
         sock, _ = self.connect()
         opening = [preamble(self.surface)]
         if replay and self.init_line is not None:
@@ -136,10 +143,18 @@ class Relay:
             opening.append(json_line(msg))
             if self.initialized_line is not None:
                 opening.append(self.initialized_line)
-        sock.sendall(b"".join(opening))
-        self.sock = sock
-        self._reader = threading.Thread(target=self._pump_from_daemon, args=(sock,), daemon=True)
+        try:
+            sock.sendall(b"".join(opening))
+        except OSError:
+            sock.close()
+            raise
+        with self.state_lock:
+            self.generation += 1
+            gen = self.generation
+            self.sock = sock
+        self._reader = threading.Thread(target=self._pump_from_daemon, args=(sock, gen), daemon=True)
         self._reader.start()
+        return sock, gen
 
     def _write_out(self, data: bytes) -> None:
         with self.out_lock:
@@ -150,7 +165,12 @@ class Relay:
                 # the host went away: nothing left to serve
                 os._exit(0)
 
-    def _pump_from_daemon(self, sock: socket.socket) -> None:
+    def _drop(self, sock: socket.socket) -> None:
+        with self.state_lock:
+            if self.sock is sock:
+                self.sock = None
+
+    def _pump_from_daemon(self, sock: socket.socket, gen: int) -> None:
         buf = bytearray()
         while True:
             try:
@@ -176,12 +196,12 @@ class Relay:
                 out.append(line)
             if out:
                 self._write_out(b"".join(out))
-        # the daemon closed the connection
+        # the daemon closed the connection: only this connection's calls are lost
+        self._drop(sock)
         with self.state_lock:
-            if self.sock is sock:
-                self.sock = None
-            lost = list(self.pending)
-            self.pending.clear()
+            lost = [rid for rid, g in self.pending.items() if g == gen]
+            for rid in lost:
+                del self.pending[rid]
             closing = self.stdin_closed
         try:
             sock.close()
@@ -191,58 +211,82 @@ class Relay:
             return
         _say("the daemon stopped; the next message starts a new one.")
         for rid in lost:
-            err = {"jsonrpc": "2.0", "id": rid, "error": {
-                "code": -32603, "message": "the brain daemon stopped while answering this call; "
-                "it restarts on the next call — retry it"}}
-            self._write_out(json_line(err))
+            self._write_out(_retry_error(rid, "the brain daemon stopped while answering this call "
+                                              "(it restarts by itself)"))
 
     # -- host side ---------------------------------------------------------
 
-    def _send(self, data: bytes) -> None:
-        for attempt in (1, 2):
-            sock = self.sock
-            if sock is None:
-                restarted = self.init_line is not None
-                self._open(replay=restarted)
-                if restarted:
-                    _say("reconnected to a new daemon.")
-                sock = self.sock
+    def _connection(self) -> tuple[socket.socket, int]:
+        """The live daemon connection, opening one (and replaying the handshake) when needed."""
+        with self.state_lock:
+            if self.sock is not None:
+                return self.sock, self.generation
+        restarted = self.init_line is not None
+        sock, gen = self._open(replay=restarted)
+        if restarted:
+            _say("reconnected to a new daemon.")
+        return sock, gen
+
+    def _send(self, data: bytes, rid=None) -> bool:
+        """Send one line (or part of one) to the daemon, reconnecting for up to the window.
+
+        False when no daemon could be reached in time; the caller answers.
+        """
+        deadline = time.monotonic() + self.reconnect_window_s
+        delay = 0.05
+        last: Exception | None = None
+        while True:
             try:
+                sock, gen = self._connection()
+                if rid is not None:
+                    with self.state_lock:
+                        self.pending[rid] = gen
                 sock.sendall(data)
-                return
-            except OSError:
-                with self.state_lock:
-                    if self.sock is sock:
-                        self.sock = None
-                if attempt == 2:
-                    raise
+                return True
+            except (OSError, RuntimeError, ValueError) as e:  # RuntimeError: the daemon failed to start
+                last = e
+                sock = self.sock
+                if sock is not None:
+                    self._drop(sock)
+            if time.monotonic() >= deadline:
+                _say(f"cannot reach the daemon: {str(last).splitlines()[0] if str(last) else last!r}")
+                return False
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)
 
     def run(self) -> int:
-        self._open(replay=False)
+        try:
+            self._connection()
+        except (OSError, RuntimeError) as e:
+            # the first message tries again; the host still gets answers
+            _say(f"cannot reach the daemon yet: {str(e).splitlines()[0] if str(e) else e!r}")
         partial = False
+        skipping = False                 # the rest of a line whose start could not be sent
         while True:
             line = self.stdin.readline(CHUNK)
             if not line:
                 break
+            rid = None
             if not partial:
+                skipping = False
                 is_req, rid = _request_id(line)
                 if is_req:
-                    with self.state_lock:
-                        self.pending[rid] = True
-                    if self.init_line is None and b'"initialize"' in line[:4096]:
-                        try:
-                            if json.loads(line).get("method") == "initialize":
-                                self.init_line = line if line.endswith(b"\n") else line + b"\n"
-                        except ValueError:
-                            pass
+                    self._note_handshake(line)
+                    if rid is None:
+                        is_req = False
                 elif self.initialized_line is None and b'"notifications/initialized"' in line[:4096]:
                     self.initialized_line = line if line.endswith(b"\n") else line + b"\n"
+            elif skipping:
+                partial = not line.endswith(b"\n")
+                continue
+            first_part = not partial
             partial = not line.endswith(b"\n")
-            try:
-                self._send(line)
-            except OSError as e:
-                _say(f"cannot reach the daemon: {e}")
-                return 1
+            if not self._send(line, rid if first_part else None):
+                with self.state_lock:
+                    self.pending.pop(rid, None)
+                skipping = partial
+                if first_part and rid is not None:
+                    self._write_out(_retry_error(rid, "the brain daemon could not be reached or started"))
         self.stdin_closed = True
         sock = self.sock
         if sock is not None:
@@ -254,10 +298,23 @@ class Relay:
                 self._reader.join(timeout=2.0)
         return 0
 
+    def _note_handshake(self, line: bytes) -> None:
+        """Keep the host's initialize, to replay it to a daemon that replaced the first one."""
+        if self.init_line is not None or len(line) > 65536 or b'"initialize"' not in line[:4096]:
+            return
+        if problem(line) is not None:
+            return
+        try:
+            msg = json.loads(line)
+        except (ValueError, RecursionError):
+            return
+        if isinstance(msg, dict) and msg.get("method") == "initialize":
+            self.init_line = line if line.endswith(b"\n") else line + b"\n"
+
 
 def run_relay(places, vault: Path, cfg: dict, surface: str) -> int:
     """Entry point of `brain serve`: relay until stdin closes or SIGTERM."""
-    from .spawn import DaemonStartError, connect_or_start
+    from .spawn import connect_or_start
 
     def on_term(signum, frame):
         os._exit(0)
@@ -271,8 +328,5 @@ def run_relay(places, vault: Path, cfg: dict, surface: str) -> int:
     relay = Relay(connect, surface)
     try:
         return relay.run()
-    except DaemonStartError as e:
-        _say(str(e))
-        return 1
     except KeyboardInterrupt:
         return 0

@@ -15,9 +15,11 @@ one line back before anything else: `{"brain_daemon": {vault, dev, ino, pid,
 version}}` when it is the folder we serve, else a JSON-RPC error, and the
 connection ends.
 
-Faults stay per connection: garbage gets a JSON-RPC parse error, an
-oversized line is discarded and answered with an error, a client that goes
-away mid-call only loses its own answer.
+Faults stay per connection: a line that is not UTF-8, not JSON, nested
+too deep or not JSON-RPC gets one JSON-RPC error carrying its id wherever
+the id can be read (see `wire_guard`); a line over MAX_LINE_BYTES is
+discarded and answered the same way; a client that goes away mid-call only
+loses its own answer.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from .mcp_server import (
 from .protocol import Caller
 from .spawn import IDENTITY_KEY
 from .tooldefs import SURFACES
+from .wire_guard import INVALID_REQUEST, PARSE_ERROR, describe_invalid, error_line, problem, request_id
 
 log = logging.getLogger("brain.socket")
 
@@ -50,9 +53,6 @@ PREAMBLE_TIMEOUT_S = 30.0
 READ_CHUNK = 256 * 1024
 # after a client half-closes, how long its unanswered requests may still run
 HALF_CLOSE_GRACE_S = 600.0
-
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
 
 
 def peer_uid(stream) -> int | None:
@@ -81,10 +81,6 @@ def caller_from_preamble(pre: dict, uid: int | None, default_surface: str) -> Ca
         client_id = "remote"
     return Caller(remote=True, client_id=client_id, transport=transport, surface=surface,
                   can_write=pre.get("read_only") is not True)
-
-
-def _error_line(code: int, message: str, req_id=None) -> bytes:
-    return (json.dumps({"jsonrpc": "2.0", "id": req_id, "error": {"code": code, "message": message}}) + "\n").encode()
 
 
 class SocketServer:
@@ -193,16 +189,17 @@ class SocketServer:
         if first is None:
             return
         if first is _LineReader.TOO_LONG:
-            await send_bytes(_error_line(INVALID_REQUEST, "the first line (the preamble) is too long"))
+            await send_bytes(error_line(INVALID_REQUEST, "the first line (the preamble) is too long"))
             return
         pending_first: bytes | None = None
         try:
-            pre = json.loads(first)
+            # a line the guard refuses is a message (answered with an error), never a preamble
+            pre = json.loads(first) if problem(first) is None else {"jsonrpc": None}
         except ValueError:
-            await send_bytes(_error_line(PARSE_ERROR, "the first line must be a JSON preamble or a JSON-RPC message"))
+            await send_bytes(error_line(PARSE_ERROR, "the first line must be a JSON preamble or a JSON-RPC message"))
             return
         if not isinstance(pre, dict):
-            await send_bytes(_error_line(INVALID_REQUEST, "the preamble must be a JSON object"))
+            await send_bytes(error_line(INVALID_REQUEST, "the preamble must be a JSON object"))
             return
         if "jsonrpc" in pre:
             # no preamble: a plain MCP client; its first line is a message
@@ -215,7 +212,7 @@ class SocketServer:
         try:
             caller = caller_from_preamble(pre, peer_uid(stream), self.default_surface)
         except ValueError as e:
-            await send_bytes(_error_line(INVALID_REQUEST, str(e)))
+            await send_bytes(error_line(INVALID_REQUEST, str(e)))
             return
         log.debug("connection: client=%s lane=%s surface=%s", pre.get("client"),
                   "remote" if caller.remote else "local", caller.surface)
@@ -232,10 +229,15 @@ class SocketServer:
             line = line.strip()
             if not line:
                 return
-            try:
-                msg = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-            except Exception:
-                await send_bytes(_invalid_message_reply(line))
+            # one bad line costs its sender one error answer, with its id where readable
+            bad = problem(line)
+            if bad is None:
+                try:
+                    msg = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                except Exception:
+                    bad = describe_invalid(line)
+            if bad is not None:
+                await send_bytes(error_line(*bad, request_id(line)))
                 return
             if isinstance(msg, types.JSONRPCRequest):
                 unanswered.add(msg.id)
@@ -257,8 +259,9 @@ class SocketServer:
                                     await anyio.sleep(0.02)
                         return
                     if line is _LineReader.TOO_LONG:
-                        await send_bytes(_error_line(
-                            INVALID_REQUEST, f"message longer than {MAX_LINE_BYTES} bytes; dropped"))
+                        await send_bytes(error_line(
+                            INVALID_REQUEST, f"Invalid Request: message longer than {MAX_LINE_BYTES} bytes; dropped",
+                            request_id(lines.overlong_head)))
                         continue
                     await deliver(line)
 
@@ -283,29 +286,19 @@ class SocketServer:
             self._unanswered.remove(unanswered)
 
 
-def _invalid_message_reply(line: bytes) -> bytes:
-    """JSON-RPC's answer to a line that is not a valid message."""
-    try:
-        obj = json.loads(line)
-    except ValueError:
-        return _error_line(PARSE_ERROR, "Parse error: the line is not JSON")
-    req_id = obj.get("id") if isinstance(obj, dict) else None
-    if not isinstance(req_id, (str, int)) or isinstance(req_id, bool):
-        req_id = None
-    if isinstance(obj, list):
-        return _error_line(INVALID_REQUEST, "batches are not supported; send one message per line")
-    return _error_line(INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message", req_id)
-
-
 class _LineReader:
     """Newline-framed reads with a length cap; an overlong line is skipped, not buffered."""
 
     TOO_LONG = object()
 
+    # how much of a skipped line is kept, to read its id from
+    HEAD_BYTES = 4096
+
     def __init__(self, stream):
         self.stream = stream
         self.buf = bytearray()
         self.eof = False
+        self.overlong_head = b""
 
     async def _fill(self) -> bool:
         if self.eof:
@@ -328,6 +321,7 @@ class _LineReader:
             idx = self.buf.find(b"\n", scanned)
             if idx >= 0:
                 if idx > limit:
+                    self.overlong_head = bytes(self.buf[: self.HEAD_BYTES])
                     del self.buf[: idx + 1]
                     return self.TOO_LONG
                 line = bytes(self.buf[:idx])
@@ -340,7 +334,8 @@ class _LineReader:
                 return None
 
     async def _skip_rest(self):
-        # discard through the next newline without keeping the bytes
+        # discard through the next newline, keeping only the head
+        self.overlong_head = bytes(self.buf[: self.HEAD_BYTES])
         while True:
             idx = self.buf.find(b"\n")
             if idx >= 0:

@@ -1,9 +1,9 @@
 """What every tool advertises: name, description, input schema, annotations.
 
 This is the single source of `tools/list`, of parameter validation and of
-`brain protocol --json`. Property schemas carry only type, description and
-enum (limits are stated in prose and enforced by the handlers), and no tool
-declares an outputSchema.
+`brain protocol --json`. Property schemas carry type, description, enum and,
+for `fact` alone, maxLength (other limits are stated in prose and enforced
+by the handlers), and no tool declares an outputSchema.
 """
 
 from __future__ import annotations
@@ -12,6 +12,12 @@ from dataclasses import dataclass, field
 
 KINDS = ["event", "preference", "commitment", "belief", "fact"]
 VISIBILITIES = ["world", "private"]
+
+# the longest fact, in characters: one claim, never a document
+MAX_FACT_CHARS = 2000
+# every other string argument, unless its Param says otherwise (put_page's
+# content is bounded by the page size limit instead)
+MAX_STRING_CHARS = 10_000
 
 VERB_NAMES = ("recall", "remember", "entity", "synthesize", "forget", "context_pack", "delta")
 
@@ -23,11 +29,23 @@ class Param:
     description: str
     required: bool = False
     enum: tuple[str, ...] | None = None
+    # strings only: None means MAX_STRING_CHARS; 0 means no cap here
+    max_length: int | None = None
+    # say the cap in the schema (maxLength)
+    advertise_max: bool = False
+
+    @property
+    def length_cap(self) -> int | None:
+        if self.type != "string" or self.max_length == 0:
+            return None
+        return self.max_length or MAX_STRING_CHARS
 
     def schema(self) -> dict:
         s = {"type": self.type, "description": self.description}
         if self.enum:
             s["enum"] = list(self.enum)
+        if self.advertise_max and self.length_cap:
+            s["maxLength"] = self.length_cap
         return s
 
 
@@ -100,7 +118,8 @@ REMEMBER = ToolDef(
     "`status_text`; on a duplicate `id` is the existing fact's id. For bulk "
     "extraction from a transcript, call it once per fact." + _BRANCH,
     (
-        Param("fact", "string", "One claim, in a sentence.", required=True),
+        Param("fact", "string", f"One claim, in a sentence (at most {MAX_FACT_CHARS} characters).", required=True,
+              max_length=MAX_FACT_CHARS, advertise_max=True),
         Param("provenance", "string", "Where this came from (required, at most 500 characters).", required=True),
         Param("ttl", "string", "Expiry: \"30d\" / \"12h\" / \"45m\" shorthand or an absolute ISO 8601 timestamp. Omit for never."),
         Param("entity", "string", "The person/company/project the fact is about, by name or slug."),
@@ -201,7 +220,8 @@ PUT_PAGE = ToolDef(
     "overwriting a page that changed since you read it.",
     (
         Param("slug", "string", "Page slug, e.g. \"people/alice-example\" (no `..`, no leading `/`).", required=True),
-        Param("content", "string", "The whole Markdown document, frontmatter included.", required=True),
+        Param("content", "string", "The whole Markdown document, frontmatter included.", required=True,
+              max_length=0),
         Param("expected_hash", "string", "sha256 of the content you read; the write is refused if the file differs."),
     ),
     {"title": "put_page (write a page)", "destructiveHint": True, "idempotentHint": True},

@@ -7,6 +7,7 @@ pages; refusals are PageWriteError with the reason and the fix.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from .markdown_page import parse_page
@@ -15,6 +16,17 @@ from .page_files import PageWriteError, check_size, check_slug, content_hash, re
 from .page_tables import iso_ns
 from .scan import IGNORE_FILE, classify, page_path, stat_page
 from .slugs import path_to_slug
+
+log = logging.getLogger("brain.pages")
+
+
+def _stale(slug: str, current: str | None) -> PageWriteError:
+    """The refusal of a write whose expected_hash no longer matches (current None: no such page)."""
+    what = "was deleted" if current is None else "changed"
+    return PageWriteError(
+        "changed", f"page {slug!r} {what} since it was read (expected_hash does not match).",
+        "Call get_page again, merge your edit into the current content, and retry with its hash.",
+        detail=f"current hash: {current}" if current else None)
 
 
 class PageOps:
@@ -46,8 +58,7 @@ class PageOps:
                 raise PageWriteError("ignored", f"{rel} is excluded from the index by {IGNORE_FILE}.",
                                      f"Write the page under another folder, or edit {IGNORE_FILE}.")
             if remote and row is not None and row["visibility"] == "private":
-                raise PageWriteError("private", f"page {slug!r} cannot be written over this connection.",
-                                     "Choose another slug, or write the page from the local CLI.")
+                return self._as_if_absent(slug, rel, data, expected_hash)
             # README "Symlinks": never through a link to outside the vault; a link
             # inside it is written at its target and stays a link
             real = page_path(self.vault, rel)
@@ -59,11 +70,7 @@ class PageOps:
             old = read_bytes(real)
             current = content_hash(old) if old is not None else None
             if expected_hash is not None and current != expected_hash.strip().lower():
-                what = "was deleted" if current is None else "changed"
-                raise PageWriteError(
-                    "changed", f"page {slug!r} {what} since it was read (expected_hash does not match).",
-                    "Call get_page again, merge your edit into the current content, and retry with its hash.",
-                    detail=f"current hash: {current}" if current else None)
+                raise _stale(slug, current)
             try:
                 write_atomic(path, data, within=self.vault)
             except PermissionError as e:  # the link changed since the check above
@@ -84,6 +91,17 @@ class PageOps:
                                                     f"{why[0] if why else 'unknown reason'}.",
                                      "Run `brain doctor` for details.")
         return {"slug": indexed["slug"], "path": rel, "hash": content_hash(data), "created": old is None}
+
+    def _as_if_absent(self, slug: str, rel: str, data: bytes, expected_hash: str | None) -> dict:
+        """A remote put_page onto a private page: the answer an absent slug gets, and no write.
+
+        Remote callers learn nothing about private pages, not even that one
+        exists (docs/protocol.md §4.8); the private page stays as it is.
+        """
+        if expected_hash is not None:
+            raise _stale(slug, None)
+        log.warning("a remote put_page onto the private page %s was not written", rel)
+        return {"slug": slug, "path": rel, "hash": content_hash(data), "created": True}
 
     def _page_row(self, slug: str, remote: bool):
         slug = (slug or "").strip()

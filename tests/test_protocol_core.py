@@ -134,8 +134,11 @@ def test_enormous_relative_since_is_an_empty_arm_not_internal(engine, remote):
         assert not err and body["facts"] == [], body
 
 
-def test_non_finite_limit_means_default(engine, remote):
-    body, err = call(engine, "recall", {"limit": float("inf")}, remote)
+def test_non_finite_or_huge_limit_is_invalid_params(engine, remote):
+    for bad in (float("inf"), float("nan"), 10**309, -(2**53)):
+        body, err = call(engine, "recall", {"limit": bad}, remote)
+        assert err and body["error"] == "invalid_params" and '"limit"' in body["message"], bad
+    body, err = call(engine, "recall", {"limit": 2**53 - 1}, remote)
     assert not err and body["total"] == 0
 
 

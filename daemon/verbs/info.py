@@ -24,8 +24,15 @@ def status(engine, args: dict, caller: Caller) -> dict:
     # remote callers learn how many pages they can see, not how many private ones exist
     pages_sql = "SELECT COUNT(*) FROM pages" + (" WHERE visibility != 'private'" if caller.remote else "")
     pages = db.execute(pages_sql).fetchone()[0]
-    chunks = db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
-    problems = db.execute("SELECT COUNT(*) FROM problems").fetchone()[0]
+    if caller.remote:
+        # nor how many chunks or problems private pages have (docs/protocol.md §4.8)
+        chunks = db.execute("SELECT COUNT(*) FROM chunks c JOIN pages p ON p.id = c.page_id "
+                            "WHERE p.visibility != 'private'").fetchone()[0]
+        problems = db.execute("SELECT COUNT(*) FROM problems WHERE path NOT IN "
+                              "(SELECT path FROM pages WHERE visibility = 'private')").fetchone()[0]
+    else:
+        chunks = db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        problems = db.execute("SELECT COUNT(*) FROM problems").fetchone()[0]
     index = engine.index
     embedder = engine.embedder
     vectors = engine.vectors
@@ -35,7 +42,7 @@ def status(engine, args: dict, caller: Caller) -> dict:
         "pages": pages,
         "chunks": chunks,
         "problems": problems,
-        **engine.facts.counts(),
+        **engine.facts.counts(world_only=caller.remote),
         "index_ready": bool(index is not None and engine.index_ready),
         "last_sync": getattr(index, "last_sync", None),
         "pending_events": getattr(index, "pending_events", 0),
@@ -61,8 +68,11 @@ def status(engine, args: dict, caller: Caller) -> dict:
             # state, done, total, rate_chunks_per_s, eta_s, elapsed_s, workers of the current/last build
             body["vector_build"] = stats["build"]
     if caller.remote:
-        # nor where the user's files are (an error text may carry paths)
+        # nor where the user's files are (an error text may carry paths), nor
+        # vector counts (private chunks and facts have vectors too)
         body.pop("vault")
         body.pop("model_error", None)
         body.pop("model_fallback_reason", None)
+        body.pop("vectors", None)
+        body.pop("vectors_pending", None)
     return body

@@ -84,10 +84,26 @@ def facts_arm(engine, args: dict, caller: Caller, limit: int) -> list:
     return facts.query(where, params, order, limit, active_only=active_only, world_only=world_only)
 
 
+def _hide_private_successors(engine, facts: list[dict]) -> None:
+    """A world fact replaced by a private one shows no successor to remote callers (docs/protocol.md §4.8)."""
+    hidden: dict[int, bool] = {}
+    for f in facts:
+        succ = f["superseded_by"]
+        if succ is None:
+            continue
+        if succ not in hidden:
+            row = engine.facts.get(succ)
+            hidden[succ] = row is None or row["visibility"] != "world"
+        if hidden[succ]:
+            f["superseded_by"] = None
+
+
 def recall(engine, args: dict, caller: Caller) -> dict:
     limit = clamp_limit(args.get("limit"), DEFAULT_LIMIT, MAX_LIMIT)
     rows = facts_arm(engine, args, caller, limit)
     facts = [fact_projection(r) for r in rows]
+    if caller.remote:
+        _hide_private_successors(engine, facts)
 
     body: dict = {}
     results = None

@@ -1,0 +1,516 @@
+"""Faults and abuse, as JSON lines: does brain lose, leak, crash or go silent?
+
+    python bench/bench_abuse.py [--seconds-per-phase N] [--writers N] [--kills N] [--seed N]
+
+Against a private BRAIN_HOME and a copy of sample_brain/ (loopback only), in
+about three minutes by default:
+
+1. kill -9 of the daemon under concurrent writers (the CLI's own client,
+   which restarts the daemon): every acknowledged fact must be in
+   facts.jsonl afterwards;
+2. mixed load: remote clients on the daemon socket calling every tool;
+3. a seeded fuzz pass: hostile arguments for every tool, plus hostile raw
+   lines (not UTF-8, deep nesting, huge integers, non-object arguments);
+4. an idle and half-sent connection flood on `brain serve --http`, with
+   legitimate calls during it;
+5. `brain serve` across daemon kills, calls in flight.
+
+A private page and private facts carry a marker; any remote answer that
+contains it is counted. The last line sums up: acknowledged writes lost,
+errors by code, `internal` count, non-envelope answers to well-formed
+JSON-RPC, relay exits, private markers seen remotely (targets: all 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import random
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+BRAIN = str(Path(sys.executable).parent / "brain")
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "abuse", "version": "1"}}}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+MARKER = "PRIVMARK7Q"
+# what only private data holds: the private facts' and page's text, the private page's slug
+# (a string counts only when the request did not carry it: echoes are not leaks)
+PRIVATE_STRINGS = (f"{MARKER} private fact", f"code word is {MARKER}", "secret/plan")
+
+
+class Tally:
+    """Everything the run counts, shared by every thread."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.codes: collections.Counter = collections.Counter()
+        self.non_envelope: list = []
+        self.markers = 0
+        self.leaks: list = []
+        self.relay_exits = 0
+        self.calls = 0
+
+    def answer(self, msg: dict | None, remote: bool, well_formed: bool = True, request=None) -> None:
+        """Classify one answer to a tools/call."""
+        with self.lock:
+            self.calls += 1
+            if remote and msg is not None:
+                said = json.dumps(msg, ensure_ascii=False)
+                asked = json.dumps(request, ensure_ascii=False)
+                if any(p in said and p not in asked for p in PRIVATE_STRINGS):
+                    self.markers += 1
+                    self.leaks.append(said[:300])
+            body = _envelope_body(msg)
+            if body is None:
+                if well_formed:
+                    self.non_envelope.append(json.dumps(msg)[:300] if msg is not None else "no answer")
+                code = f"jsonrpc {msg['error']['code']}" if msg and "error" in msg else "no_answer"
+                self.codes[code] += 1
+            elif "error" in body:
+                self.codes[body["error"]] += 1
+
+
+def _envelope_body(msg: dict | None) -> dict | None:
+    """The JSON object in a tools/call result's single text block, else None."""
+    try:
+        content = msg["result"]["content"]
+        if len(content) != 1 or content[0]["type"] != "text":
+            return None
+        body = json.loads(content[0]["text"])
+        return body if isinstance(body, dict) else None
+    except (KeyError, TypeError, ValueError, IndexError):
+        return None
+
+
+class Session:
+    """Raw newline JSON-RPC on the daemon's socket, one lane."""
+
+    def __init__(self, path: str, lane: str, timeout: float = 60.0):
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.s.settimeout(timeout)
+        self.s.connect(path)
+        self.buf = bytearray()
+        self.next_id = 10
+        self.raw(json.dumps({"surface": "full", "lane": lane, "client": "abuse"}).encode())
+        self.send(INIT)
+        self.wait(1)
+        self.send(INITIALIZED)
+
+    def raw(self, line: bytes) -> None:
+        self.s.sendall(line + b"\n")
+
+    def send(self, msg) -> None:
+        self.raw(json.dumps(msg).encode())
+
+    def wait(self, rid) -> dict:
+        while True:
+            nl = self.buf.find(b"\n")
+            if nl >= 0:
+                msg = json.loads(bytes(self.buf[:nl]))
+                del self.buf[: nl + 1]
+                if msg.get("id") == rid:
+                    return msg
+                continue
+            chunk = self.s.recv(1 << 20)
+            if not chunk:
+                raise EOFError("the daemon closed the connection")
+            self.buf += chunk
+
+    def call(self, name: str, args) -> dict:
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": "tools/call",
+                   "params": {"name": name, "arguments": args}})
+        return self.wait(self.next_id)
+
+    def close(self) -> None:
+        self.s.close()
+
+
+def daemon_pid(places, vault) -> int | None:
+    from brain.daemon.spawn import read_pid_file
+
+    info = read_pid_file(places, vault) or {}
+    return info.get("pid") if isinstance(info.get("pid"), int) else None
+
+
+def ensure_daemon(places, vault) -> str:
+    from brain.daemon.spawn import connect_or_start
+
+    s, _ = connect_or_start(places, vault)
+    s.close()
+    return str(places.socket_path(vault))
+
+
+# -- 1. kill -9 under concurrent writers -------------------------------------
+
+def kills_under_writers(places, vault, tally: Tally, writers: int, kills: int, seconds: float) -> dict:
+    from brain.daemon.client import call_daemon
+
+    acked: list[tuple[str, str]] = []
+    failures = collections.Counter()
+    stop = threading.Event()
+
+    def writer(w: int) -> None:
+        i = 0
+        while not stop.is_set():
+            fact = f"writer {w} fact {i} survives"
+            try:
+                body, is_error = call_daemon(places, vault, {}, "remember", {"fact": fact, "provenance": "abuse"})
+            except Exception as e:  # a refused or broken connection: the write was not acknowledged
+                failures[type(e).__name__] += 1
+                time.sleep(0.05)
+                continue
+            if is_error:
+                tally.answer({"result": {"content": [{"type": "text", "text": json.dumps(body)}]}}, remote=False)
+            elif body.get("status") in ("inserted", "duplicate", "superseded"):
+                with tally.lock:
+                    acked.append((body["id"], fact))
+            i += 1
+
+    threads = [threading.Thread(target=writer, args=(w,), daemon=True) for w in range(writers)]
+    for t in threads:
+        t.start()
+    done_kills = 0
+    for _ in range(kills):
+        time.sleep(seconds / (kills + 1))
+        pid = daemon_pid(places, vault)
+        if pid:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                done_kills += 1
+            except ProcessLookupError:
+                pass
+    time.sleep(seconds / (kills + 1))
+    stop.set()
+    for t in threads:
+        t.join(60)
+    ensure_daemon(places, vault)
+    logged = {}
+    with open(vault / ".brain" / "facts.jsonl", encoding="utf-8") as f:
+        for line in f:
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if rec.get("op", "insert") == "insert" and "fact" in rec:
+                logged[str(rec.get("id"))] = rec["fact"]
+    lost = [fid for fid, fact in acked if logged.get(fid) != fact]
+    return {"kills": done_kills, "writers": writers, "acknowledged_writes": len(acked),
+            "acknowledged_writes_lost": len(lost), "unacknowledged_attempts": dict(failures)}
+
+
+# -- 2. mixed load ------------------------------------------------------------
+
+MIXED = [("recall", {"limit": 20}), ("recall", {"query": "project", "limit": 5}), ("entity", {"name": "people/me"}),
+         ("context_pack", {"entities": "people/me"}), ("delta", {"since": "2020-01-01"}),
+         ("search", {"query": "notes"}), ("list_pages", {}), ("status", {}), ("whoami", {}),
+         ("remember", {"fact": "mixed load fact", "provenance": "abuse"}), ("get_page", {"slug": "secret/plan"}),
+         ("recall", {"grep": MARKER}), ("search", {"query": MARKER}), ("get_backlinks", {"slug": "people/me"})]
+
+
+def mixed_load(path: str, tally: Tally, clients: int, calls: int) -> dict:
+    def client(k: int) -> None:
+        s = Session(path, "remote")
+        for i in range(calls):
+            name, args = MIXED[(i + k) % len(MIXED)]
+            tally.answer(s.call(name, args), remote=True, request=args)
+        s.close()
+
+    started = time.monotonic()
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return {"clients": clients, "calls": clients * calls, "seconds": round(time.monotonic() - started, 1)}
+
+
+# -- 3. fuzz ------------------------------------------------------------------
+
+def hostile_values(rng: random.Random) -> list:
+    deep: object = "bottom"
+    for _ in range(rng.randint(2, 40)):
+        deep = [deep] if rng.random() < 0.5 else {"k": deep}
+    return [None, "", " ", "\x00", "../../etc/passwd", "'; DROP TABLE facts; --", "%s%n{0}", "\u202e\U0001F600",
+            "x" * rng.choice((1, 1999, 2001, 10_001, 100_000)), MARKER, "people/me", "secret/plan", "1", "-1", "0",
+            0, -1, 1.5, 2**63, 10**400, -10**309, 1e308, True, False, [], [1, "a"], {}, {"a": {"b": 1}}, deep]
+
+
+def fuzz(path: str, tally: Tally, seed: int, per_tool: int) -> dict:
+    from brain.daemon.tooldefs import ALL_TOOLS
+
+    rng = random.Random(seed)
+    s = Session(path, "remote")
+    sent = 0
+    for name, tool in sorted(ALL_TOOLS.items()):
+        if name == "synthesize":
+            continue  # an LLM call per case; covered by its own bench
+        keys = [p.name for p in tool.params] + ["_meta", "dry_run", "unknown_key"]
+        for _ in range(per_tool):
+            pool = hostile_values(rng)
+            args = {k: rng.choice(pool) for k in rng.sample(keys, rng.randint(0, len(keys)))}
+            tally.answer(s.call(name, args), remote=True, request=args)
+            sent += 1
+    # lines that are not well-formed JSON-RPC: each must still be answered, with its id
+    unanswered = 0
+    raws = [(b'{"jsonrpc":"2.0","id":"r1","method":"tools/call","params":{"name":"recall","arguments":{"grep":"\xff"}}}', "r1"),
+            (b'{"jsonrpc":"2.0","id":"r2","method":"tools/call","params":{"name":"recall","arguments":{"x":'
+             + b"[" * 1100 + b"]" * 1100 + b"}}}", "r2"),
+            (b'{"jsonrpc":"2.0","id":"r3","method":"tools/call","params":{"name":"recall","arguments":{"limit":'
+             + b"9" * 5000 + b"}}}", "r3"),
+            (b'{"jsonrpc":"2.0","id":"r4","method":"tools/call","params":{"name":"recall","arguments":[1]}}', "r4"),
+            (b'{"jsonrpc":"2.0","id":"r5","method":"tools/call","params":{"name":"recall","arguments":{"grep":"\\udc00"}}}',
+             "r5")]
+    for line, rid in raws:
+        s.raw(line)
+        try:
+            msg = s.wait(rid)
+            tally.answer(msg, remote=True, well_formed=False)
+        except (OSError, EOFError):
+            unanswered += 1
+            s = Session(path, "remote")
+    s.close()
+    return {"seed": seed, "fuzzed_calls": sent, "hostile_lines": len(raws), "hostile_lines_unanswered": unanswered}
+
+
+# -- 4. HTTP idle flood -------------------------------------------------------
+
+def http_flood(env: dict, places, tally: Tally, idle: int, legit: int) -> dict:
+    import re
+
+    from brain.daemon.auth import create_token
+
+    token = create_token(places, "abuse", can_write=True)
+    proc = subprocess.Popen([BRAIN, "serve", "--http", "--port", "0"], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True)
+    url = None
+    for line in proc.stderr:
+        m = re.search(r"MCP on (http://\S+/mcp)", line)
+        if m:
+            url = m.group(1)
+            break
+    assert url, "the HTTP server did not start"
+    port = int(url.rsplit(":", 1)[1].split("/")[0])
+    flood = []
+    ok = failed = 0
+    times = []
+    try:
+        for i in range(idle):
+            s = socket.create_connection(("127.0.0.1", port), timeout=10)
+            if i % 3 == 1:
+                s.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            elif i % 3 == 2:
+                s.sendall(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 500\r\n\r\n{{".encode())
+            flood.append(s)
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+                   "Authorization": f"Bearer {token}"}
+        for i in range(legit):
+            t0 = time.monotonic()
+            try:
+                msg = _http_call(url, headers, i)
+                ok += 1
+                tally.answer(msg, remote=True, request=MIXED[i % len(MIXED)])
+            except (OSError, urllib.error.URLError, ValueError):
+                failed += 1
+            times.append((time.monotonic() - t0) * 1000)
+        closed_by_server = 0
+        for s in flood:
+            ready, _, _ = select.select([s], [], [], 0)
+            if ready:
+                try:
+                    closed_by_server += s.recv(1) == b""
+                except OSError:
+                    closed_by_server += 1
+    finally:
+        for s in flood:
+            s.close()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(15)
+    times.sort()
+    return {"idle_connections": idle, "legit_calls_ok": ok, "legit_calls_failed": failed,
+            "legit_p50_ms": round(times[len(times) // 2], 1) if times else None,
+            "legit_max_ms": round(times[-1], 1) if times else None, "closed_by_server_during_run": closed_by_server}
+
+
+def _http_call(url: str, headers: dict, i: int) -> dict:
+    """initialize, then one tools/call, on a fresh MCP session; the call's JSON-RPC answer."""
+    def post(body: dict, extra: dict) -> tuple[dict, dict]:
+        req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST", headers={**headers, **extra})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            raw = r.read().decode()
+            hdrs = dict(r.headers)
+        if not raw.strip():
+            return {}, hdrs  # a notification's 202
+        if raw.lstrip().startswith("{"):
+            return json.loads(raw), hdrs
+        data = [ln[5:].strip() for ln in raw.splitlines() if ln.startswith("data:")]
+        return json.loads(data[-1]), hdrs
+
+    _, hdrs = post(INIT, {})
+    sid = {k: v for k, v in hdrs.items() if k.lower() == "mcp-session-id"}
+    post(INITIALIZED, sid)
+    name, args = MIXED[i % len(MIXED)]
+    msg, _ = post({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": name, "arguments": args}}, sid)
+    return msg
+
+
+# -- 5. relay across kills ----------------------------------------------------
+
+def relay_kills(env: dict, places, vault, tally: Tally, rounds: int) -> dict:
+    """Kill the daemon under a `brain serve` with calls in flight; a relay that exits is counted and respawned."""
+    state = {"proc": None, "buf": bytearray()}
+    exits = retried = unanswered = 0
+
+    def spawn() -> None:
+        state["proc"] = subprocess.Popen([BRAIN, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=subprocess.DEVNULL, env=env)
+        state["buf"] = bytearray()
+        send(INIT, INITIALIZED)
+        read(1)
+
+    def read(rid, timeout=20.0):
+        proc, buf = state["proc"], state["buf"]
+        deadline = time.monotonic() + timeout
+        while True:
+            while b"\n" in buf:
+                nl = buf.index(b"\n")
+                msg = json.loads(bytes(buf[:nl]))
+                del buf[: nl + 1]
+                if msg.get("id") == rid:
+                    return msg
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([proc.stdout], [], [], left)
+            if ready:
+                chunk = os.read(proc.stdout.fileno(), 1 << 20)
+                if not chunk:
+                    return None
+                buf.extend(chunk)
+
+    def send(*msgs) -> None:
+        try:
+            state["proc"].stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in msgs))
+            state["proc"].stdin.flush()
+        except OSError:
+            pass  # the relay is gone; counted below
+
+    spawn()
+    rid = 100
+    for _ in range(rounds):
+        ids = list(range(rid, rid + 10))
+        rid += 10
+        send(*({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                "params": {"name": "recall", "arguments": {"grep": MARKER}}} for i in ids))
+        pid = daemon_pid(places, vault)
+        if pid:
+            os.kill(pid, signal.SIGKILL)
+        for i in ids:
+            msg = read(i)
+            if msg is None:
+                unanswered += 1
+            elif "error" in msg and (msg["error"].get("data") or {}).get("retry"):
+                retried += 1
+            else:
+                tally.answer(msg, remote=True, request={"grep": MARKER})
+        send({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": "whoami", "arguments": {}}})
+        tally.answer(read(rid), remote=True)
+        rid += 1
+        if state["proc"].poll() is not None:
+            exits += 1
+            spawn()
+    tally.relay_exits += exits
+    state["proc"].stdin.close()
+    state["proc"].wait(15)
+    return {"rounds": rounds, "in_flight_answered_retry": retried, "in_flight_unanswered": unanswered,
+            "relay_exits": exits}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seconds-per-phase", type=float, default=30.0, help="length of the kill phase")
+    ap.add_argument("--writers", type=int, default=4)
+    ap.add_argument("--kills", type=int, default=5)
+    ap.add_argument("--clients", type=int, default=6)
+    ap.add_argument("--calls", type=int, default=100, help="mixed calls per client")
+    ap.add_argument("--fuzz-per-tool", type=int, default=40)
+    ap.add_argument("--idle", type=int, default=300)
+    ap.add_argument("--relay-rounds", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=1234)
+    ns = ap.parse_args()
+
+    home = Path(tempfile.mkdtemp(prefix="ba-", dir="/tmp"))
+    vault = home / "vault"
+    shutil.copytree(REPO / "sample_brain", vault, ignore=shutil.ignore_patterns(".brain"))
+    (vault / "secret").mkdir(exist_ok=True)
+    (vault / "secret" / "plan.md").write_text(f"---\nvisibility: private\n---\n# Plan\n\nThe code word is {MARKER}.\n")
+    os.environ.update(BRAIN_HOME=str(home), HF_HUB_OFFLINE="1")
+    os.environ.pop("BRAIN_VAULT", None)
+    env = dict(os.environ)
+    from brain.daemon import config as config_mod
+    from brain.daemon.client import call_daemon
+    from brain.daemon.places import Places
+
+    places = Places.from_env({"BRAIN_HOME": str(home)})
+    config_mod.save(places.config_file, {"vault": str(vault), "embeddings.enabled": False})
+    tally = Tally()
+    started = time.monotonic()
+    try:
+        path = ensure_daemon(places, vault)
+        for i in range(3):
+            call_daemon(places, vault, {}, "remember", {"fact": f"{MARKER} private fact {i}", "provenance": "abuse",
+                                                        "entity": "people/me", "visibility": "private"})
+        phases = [
+            ("abuse_kill_under_writers", lambda: kills_under_writers(places, vault, tally, ns.writers, ns.kills,
+                                                                     ns.seconds_per_phase)),
+            ("abuse_mixed_load", lambda: mixed_load(ensure_daemon(places, vault), tally, ns.clients, ns.calls)),
+            ("abuse_fuzz", lambda: fuzz(ensure_daemon(places, vault), tally, ns.seed, ns.fuzz_per_tool)),
+            ("abuse_http_idle_flood", lambda: http_flood(env, places, tally, ns.idle, 20)),
+            ("abuse_relay_kills", lambda: relay_kills(env, places, vault, tally, ns.relay_rounds)),
+        ]
+        results = {}
+        for name, run in phases:
+            t0 = time.monotonic()
+            results[name] = run()
+            print(json.dumps({"bench": name, **results[name], "seconds": round(time.monotonic() - t0, 1)}), flush=True)
+        summary = {
+            "bench": "abuse_summary",
+            "acknowledged_writes": results["abuse_kill_under_writers"]["acknowledged_writes"],
+            "acknowledged_writes_lost": results["abuse_kill_under_writers"]["acknowledged_writes_lost"],
+            "tool_calls": tally.calls,
+            "errors_by_code": dict(sorted(tally.codes.items())),
+            "internal": tally.codes.get("internal", 0),
+            "non_envelope_answers": len(tally.non_envelope),
+            "relay_exits": tally.relay_exits,
+            "private_markers_seen_remotely": tally.markers,
+            "http_legit_calls_failed": results["abuse_http_idle_flood"]["legit_calls_failed"],
+            "seconds": round(time.monotonic() - started, 1),
+            "loadavg": open("/proc/loadavg").read().split()[:3],
+        }
+        print(json.dumps(summary), flush=True)
+        for sample in tally.non_envelope[:5]:
+            print(json.dumps({"bench": "abuse_non_envelope_sample", "answer": sample}), flush=True)
+        for sample in tally.leaks[:5]:
+            print(json.dumps({"bench": "abuse_private_leak_sample", "answer": sample}), flush=True)
+        return 0
+    finally:
+        subprocess.run([BRAIN, "daemon", "stop"], env=env, capture_output=True, timeout=60)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
