@@ -81,6 +81,11 @@ def call_with_preamble(places, vault: Path, verb: str, args, preamble: dict) -> 
         msg = _read_answer(sock)
     finally:
         sock.close()
+    return answer_body(msg)
+
+
+def answer_body(msg: dict) -> tuple[dict, bool]:
+    """(body, is_error) of the daemon's JSON-RPC answer to a tools/call."""
     if "error" in msg:
         err = msg["error"] or {}
         raise DaemonCallError(f"the daemon refused the call: {err.get('message')} (JSON-RPC {err.get('code')})")

@@ -73,21 +73,27 @@ def caller_for_request(ctx, surface: str) -> Caller:
     """The remote Caller of one HTTP request; fail closed when the token is missing."""
     req = getattr(ctx, "request", None)
     tok: Token | None = req.scope.get(SCOPE_KEY) if req is not None else None
+    session = req.headers.get("mcp-session-id") if req is not None else None
     if tok is None:
         return Caller(remote=True, client_id="remote", transport="http", surface=surface, can_write=False)
-    return Caller(remote=True, client_id=tok.name, transport="http", surface=surface, can_write=tok.can_write)
+    return Caller(remote=True, client_id=tok.name, transport="http", surface=surface, can_write=tok.can_write,
+                  session=session)
 
 
 def daemon_call(places, vault: Path):
-    """A blocking call function that forwards each call to the vault's daemon."""
-    from .client import DaemonCallError, call_with_preamble
-    from .spawn import DaemonStartError
+    """A blocking call function that forwards each call to the vault's daemon,
+    on one connection per HTTP session (see daemon_link)."""
+    from .client import DaemonCallError
+    from .daemon_link import DaemonLinks
+    from .spawn import DaemonStartError, connect_or_start
+
+    links = DaemonLinks(lambda: connect_or_start(places, vault)[0])
 
     def run_call(name: str, arguments, caller: Caller) -> tuple[dict, bool]:
         preamble = {"surface": caller.surface, "lane": "remote", "client": "brain-http",
                     "transport": "http", "client_id": caller.client_id, "read_only": not caller.can_write}
         try:
-            return call_with_preamble(places, vault, name, arguments, preamble)
+            return links.call(caller.session, preamble, name, arguments)
         except (DaemonCallError, DaemonStartError, OSError) as e:
             log.warning("call %s failed to reach the daemon: %s", name, e)
             return Unavailable(
@@ -96,6 +102,7 @@ def daemon_call(places, vault: Path):
                 detail=str(e).splitlines()[0] if str(e) else None,
             ).envelope(), True
 
+    run_call.links = links
     return run_call
 
 
