@@ -34,6 +34,7 @@ HANDLERS: dict[str, str] = {
     "get_backlinks": "verbs.pages:get_backlinks",
     "whoami": "verbs.info:whoami",
     "status": "verbs.info:status",
+    "request_tools": "verbs.info:request_tools",
 }
 
 WRITE_TOOLS = {"remember", "forget", "put_page"}
