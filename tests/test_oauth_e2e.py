@@ -208,6 +208,44 @@ def test_request_tools_narrows_but_never_widens(http_url, places):
     rows = json.loads((places.state_dir / "oauth.json").read_text())["clients"]
     assert [r["surface_set_by"] for r in rows.values()] == ["client"]
 
+    # the client revokes its own token (RFC 7009): refused from the next request
+    access = storage.tokens.access_token
+    assert _raw_status(http_url, access) == 200
+    base = http_url.rsplit("/mcp", 1)[0]
+    # (the SDK's handler wants the client_secret field present, empty for a public client)
+    r = httpx.post(f"{base}/revoke", data={"token": access, "client_id": storage.client.client_id,
+                                           "client_secret": ""})
+    assert r.status_code == 200
+    assert _raw_status(http_url, access) == 401
+
+
+def test_bearer_token_rows_are_rescoped_too(http_url, places):
+    from brain.daemon.auth import create_token
+
+    token = create_token(places, "laptop", can_write=True)
+
+    async def names(s):
+        return {t.name for t in (await s.list_tools()).tools}
+
+    headers = {"Authorization": f"Bearer {token}"}
+
+    async def listed():
+        from mcp.client.session import ClientSession
+        from mcp.client.streamable_http import streamable_http_client
+
+        async with httpx.AsyncClient(headers=headers, timeout=30) as hc:
+            async with streamable_http_client(http_url, http_client=hc) as (r, w):
+                async with ClientSession(r, w) as s:
+                    await s.initialize()
+                    first = await names(s)
+                    assert run_brain("auth", "rescope-client", "laptop", "--surface", "starter").returncode == 0
+                    # the same session: the very next tools/list is narrower
+                    return first, await names(s)
+
+    first, second = anyio.run(listed)
+    assert first == {t.name for t in surface_tools("full")}
+    assert second == {t.name for t in surface_tools("starter")}
+
 
 def test_denied_request_never_gets_a_token(http_url):
     storage, owner = MemoryStorage(), OwnerInTheLoop(deny=True)
