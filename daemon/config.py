@@ -19,6 +19,7 @@ DEFAULTS: dict[str, object] = {
     "hooks.standing_entities": ["people/me"],
     "hooks.budget_tokens": 1500,
     "hooks.deadline_ms": 1500,
+    "hooks.remote": None,
     "embeddings.enabled": True,
     "http.host": "127.0.0.1",
     "http.port": 3131,
