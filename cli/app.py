@@ -164,7 +164,8 @@ def config_list():
 
 
 _COMMON = ("--json               print the exact response envelope (JSON)\n"
-           "--no-daemon          run in this process, not through the daemon")
+           "--no-daemon          run in this process, not through the daemon\n"
+           "--remote NAME        ask the remote brain NAME instead (brain connect --list)")
 
 # name -> (usage after `brain NAME`, one-line summary, option lines); the lean
 # parser in fast.py does the parsing, this only documents it for `--help`
@@ -207,7 +208,8 @@ _HOT_HELP: dict[str, tuple[str, str, str]] = {
     "call": ("VERB ['JSON']", "Call any tool with JSON arguments and print the raw envelope.",
              "VERB                 a tool name: recall, remember, context_pack, status, ...\n"
              "JSON                 one JSON object, e.g. '{\"entity\": \"people/me\"}'\n"
-             "--no-daemon          run in this process, not through the daemon"),
+             "--no-daemon          run in this process, not through the daemon\n"
+             "--remote NAME        ask the remote brain NAME instead (brain connect --list)"),
 }
 
 
@@ -231,7 +233,8 @@ for _verb in _HOT_HELP:
     _hot(_verb)
 
 # feature areas that add commands of their own
-_AREAS = ("doctor", "demo_cmd", "index_cmd", "daemon_cmd", "protocol_cmd", "hooks_cmd", "synth_cmd", "auth_cmd")
+_AREAS = ("doctor", "demo_cmd", "index_cmd", "daemon_cmd", "protocol_cmd", "hooks_cmd", "synth_cmd", "auth_cmd",
+          "connect_cmd")
 for _name in _AREAS:
     if importlib.util.find_spec(f"{__package__}.{_name}") is not None:
         importlib.import_module(f"{__package__}.{_name}").register(app)

@@ -1,4 +1,4 @@
-"""`brain auth token create|list|revoke`: bearer tokens for `brain serve --http`."""
+"""`brain auth …`: bearer tokens, OAuth clients and their surfaces for `brain serve --http`."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ from . import backend
 def register(app) -> None:
     import typer
 
-    auth_app = typer.Typer(help="Access tokens for the HTTP MCP server.", no_args_is_help=True)
+    auth_app = typer.Typer(help="Who may call the HTTP MCP server: tokens, OAuth clients, surfaces.",
+                           no_args_is_help=True)
     token_app = typer.Typer(help="Create, list and revoke bearer tokens.", no_args_is_help=True)
     auth_app.add_typer(token_app, name="token")
     app.add_typer(auth_app, name="auth")
+    register_clients(auth_app)
 
     @token_app.command("create")
     def create(name: str = typer.Argument(..., help="who holds it (namespaces its delta cursors)"),
@@ -58,3 +60,97 @@ def register(app) -> None:
             typer.echo(f"error: no token named {name!r} (see `brain auth token list`).", err=True)
             raise typer.Exit(1)
         typer.echo(f"revoked {name!r}.")
+
+
+def register_clients(auth_app) -> None:
+    """`brain auth clients|rescope-client|revoke-client|pending|approve|deny`: who may call the HTTP server."""
+    import typer
+
+    def _fail(message: str, fix: str | None = None):
+        typer.echo(f"error: {message}", err=True)
+        if fix:
+            typer.echo(f"fix: {fix}", err=True)
+        raise typer.Exit(1)
+
+    def _store():
+        from ..daemon.oauth_store import OAuthStore
+
+        return OAuthStore(backend.places())
+
+    @auth_app.command("clients")
+    def clients():
+        """List HTTP clients (bearer tokens and OAuth clients): id, scopes, surface."""
+        from ..daemon.auth import TokenError
+        from ..daemon.client_surfaces import list_clients
+        from ..daemon.oauth_store import OAuthStoreError
+
+        try:
+            rows = list_clients(backend.places())
+        except (TokenError, OAuthStoreError) as e:
+            _fail(str(e))
+        if not rows:
+            typer.echo("no clients. `brain auth token create NAME` makes a token; OAuth clients appear "
+                       "when they register with `brain serve --http`.")
+            return
+        for r in rows:
+            surface = f"{r.surface} (set by {r.surface_set_by})" if r.surface else "server's"
+            label = "" if r.kind == "token" else f"  {r.name!r}"
+            typer.echo(f"{r.id:<46} {r.kind:<6} {r.scopes:<11} surface {surface:<28} created {r.created_at}{label}")
+
+    @auth_app.command("rescope-client")
+    def rescope_client(client_id: str = typer.Argument(..., metavar="ID", help="an id from `brain auth clients`"),
+                       surface: str = typer.Option(..., "--surface", help="verbs | starter | full (never wider "
+                                                   "than the server's own surface)")):
+        """Set a client's surface; its next request sees it."""
+        from ..daemon.client_surfaces import set_client_surface
+        from ..daemon.protocol import VerbError
+        from ..daemon.surfaces import SURFACE_ORDER
+
+        if surface not in SURFACE_ORDER:
+            _fail(f"unknown surface {surface!r}", f"use one of {', '.join(SURFACE_ORDER)}")
+        try:
+            found = set_client_surface(backend.places(), client_id, surface, "operator")
+        except VerbError as e:
+            _fail(str(e))
+        if not found:
+            _fail(f"no client {client_id!r}", "see `brain auth clients` for the ids")
+        typer.echo(f"{client_id}: surface {surface} from its next request (never wider than the server's).")
+
+    @auth_app.command("revoke-client")
+    def revoke_client(client_id: str = typer.Argument(..., metavar="ID", help="an id from `brain auth clients`")):
+        """Revoke an OAuth client and every token it holds (bearer tokens: `brain auth token revoke`)."""
+        from ..daemon.client_surfaces import OAUTH_PREFIX
+
+        if not client_id.startswith(OAUTH_PREFIX):
+            _fail(f"{client_id!r} is not an OAuth client id (they start with {OAUTH_PREFIX})",
+                  f"for a bearer token run `brain auth token revoke {client_id}`")
+        if not _store().revoke_client(client_id[len(OAUTH_PREFIX):]):
+            _fail(f"no client {client_id!r}", "see `brain auth clients` for the ids")
+        typer.echo(f"revoked {client_id}: its next request gets 401.")
+
+    @auth_app.command("pending")
+    def pending():
+        """List OAuth authorization requests waiting for your approval."""
+        rows = _store().pending()
+        if not rows:
+            typer.echo("no requests waiting.")
+        for r in rows:
+            typer.echo(f"{r['user_code']}  {r['client_name']!r} (oauth:{r['client_id']}) asks for "
+                       f"{' + '.join(r['scopes'])}")
+
+    @auth_app.command("approve")
+    def approve(code: str = typer.Argument(..., metavar="CODE", help="the code the waiting page shows"),
+                read_only: bool = typer.Option(False, "--read-only", help="grant read even if write was asked")):
+        """Approve an OAuth client's request; its browser continues by itself."""
+        row = _store().approve(code, read_only=read_only)
+        if row is None:
+            _fail(f"no request waiting with code {code!r} (codes expire after 10 minutes)",
+                  "see `brain auth pending`, or start connecting again from the agent")
+        typer.echo(f"approved {row['client_name']!r} (oauth:{row['client_id']}) for {' + '.join(row['scopes'])}.")
+
+    @auth_app.command("deny")
+    def deny(code: str = typer.Argument(..., metavar="CODE")):
+        """Deny an OAuth client's request."""
+        if not _store().deny(code):
+            _fail(f"no request waiting with code {code!r}", "see `brain auth pending`")
+        typer.echo("denied.")

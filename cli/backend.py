@@ -39,10 +39,15 @@ def vault_path(p: Places | None = None, cfg: dict | None = None) -> Path:
     return Path(v).expanduser().resolve()
 
 
-def call(verb: str, args: dict, *, no_daemon: bool = False) -> tuple[dict, bool]:
-    """Run one tool call as the trusted local lane; returns (body, is_error)."""
+def call(verb: str, args: dict, *, no_daemon: bool = False, remote: str | None = None) -> tuple[dict, bool]:
+    """Run one tool call as the trusted local lane (or on the remote brain named `remote`);
+    returns (body, is_error)."""
     p = places()
     cfg = load_config(p)
+    if remote:
+        from .remotes import call_remote
+
+        return call_remote(p, cfg, remote, verb, args)
     vault = vault_path(p, cfg)
     if not vault.is_dir():  # never create the folder a typo names
         raise NoVault(f"the vault {vault} is not a folder.\nfix: run `brain init PATH` with your notes folder "

@@ -27,6 +27,7 @@ def _serve_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", help=f"HTTP bind address (default {DEFAULT_HTTP_HOST})")
     p.add_argument("--port", type=int, help=f"HTTP port (default {DEFAULT_HTTP_PORT})")
     p.add_argument("--no-daemon", action="store_true", help="run the engine in this process (stdio only)")
+    p.add_argument("--remote", metavar="NAME", help="relay stdio to the remote brain NAME (see `brain connect`)")
     return p
 
 
@@ -43,6 +44,10 @@ def serve_main(argv: list[str]) -> int:
     ns = _serve_parser().parse_args(argv)
     p = backend.places()
     cfg = backend.load_config(p)
+    if ns.remote:  # a client machine: no vault, no daemon here
+        from .remotes import serve_remote
+
+        return serve_remote(p, cfg, ns.remote)
     try:
         vault = backend.vault_path(p, cfg)
     except backend.NoVault as e:
@@ -199,7 +204,8 @@ def register(app) -> None:
               http: bool = typer.Option(False, "--http", help="Streamable HTTP MCP with bearer tokens"),
               host: str = typer.Option(None, "--host", help=f"HTTP bind address (default {DEFAULT_HTTP_HOST})"),
               port: int = typer.Option(None, "--port", help=f"HTTP port (default {DEFAULT_HTTP_PORT})"),
-              no_daemon: bool = typer.Option(False, "--no-daemon", help="run the engine in this process")):
+              no_daemon: bool = typer.Option(False, "--no-daemon", help="run the engine in this process"),
+              remote: str = typer.Option(None, "--remote", help="relay stdio to this remote brain (brain connect)")):
         """Serve MCP: what an MCP host spawns (stdio), or --http for remote agents."""
         argv = []
         if surface:
@@ -212,6 +218,8 @@ def register(app) -> None:
             argv += ["--port", str(port)]
         if no_daemon:
             argv.append("--no-daemon")
+        if remote:
+            argv += ["--remote", remote]
         raise typer.Exit(serve_main(argv))
 
     @check("daemon")

@@ -20,6 +20,7 @@ def _parser() -> argparse.ArgumentParser:
     def common(sp):
         sp.add_argument("--json", action="store_true", help="print the exact response envelope")
         sp.add_argument("--no-daemon", action="store_true", help="run in this process instead of the daemon")
+        sp.add_argument("--remote", help="call the remote brain of this name (see `brain connect --list`)")
 
     r = sub.add_parser("remember")
     r.add_argument("fact")
@@ -72,6 +73,7 @@ def _parser() -> argparse.ArgumentParser:
     k.add_argument("verb")
     k.add_argument("arguments", nargs="?", default="{}")
     k.add_argument("--no-daemon", action="store_true")
+    k.add_argument("--remote")
     return p
 
 
@@ -137,7 +139,7 @@ def run(argv: list[str]) -> int:
                 print('fix: use a date like 2026-06-12, or "30m", "2d", "8 hours ago".', file=sys.stderr)
                 return 2
     try:
-        body, is_error = call(verb, args, no_daemon=ns.no_daemon)
+        body, is_error = call(verb, args, no_daemon=ns.no_daemon, remote=getattr(ns, "remote", None))
     except NoVault as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
-import os
 import re
 import secrets
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..indexer.atomic_files import write_atomic
 from .protocol import now_iso
+from .state_file import CachedJson, StateFileError, editing, load_json, save_json
+from .surfaces import SURFACE_ORDER
 
 TOKEN_PREFIX = "brain_"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -36,46 +34,40 @@ class Token:
     name: str
     can_write: bool
     created_at: str
+    # a narrower surface than the server's, set by the operator or asked for by the client
+    surface: str | None = None
+    surface_set_by: str | None = None
 
 
 def tokens_file(places) -> Path:
     return places.state_dir / "auth_tokens.json"
 
 
-def _hash(token: str) -> str:
+def hash_secret(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 def _load(places) -> list[dict]:
     try:
-        data = json.loads(tokens_file(places).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return []
-    except (OSError, ValueError) as e:
-        raise TokenError(f"the token file {tokens_file(places)} is unreadable ({e}); "
-                         "fix or delete it, then create tokens again") from None
+        data = load_json(tokens_file(places), {})
+    except StateFileError as e:
+        raise TokenError(f"{e}; fix or delete it, then create tokens again") from None
     rows = data.get("tokens") if isinstance(data, dict) else None
     return [r for r in rows or [] if isinstance(r, dict) and "name" in r and "sha256" in r]
 
 
 def _save(places, rows: list[dict]) -> None:
-    # only hashes are stored, but the file still says which tokens exist: 0600
-    write_atomic(tokens_file(places), (json.dumps({"tokens": rows}, indent=2) + "\n").encode(), mode=0o600)
+    save_json(tokens_file(places), {"tokens": rows})
 
 
-@contextmanager
 def _editing(places):
-    """Serialize read-modify-write of the token file across processes (flock on a side file)."""
-    import fcntl
+    return editing(tokens_file(places))
 
-    path = tokens_file(places).with_suffix(".lock")
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
+
+def _token(row: dict) -> Token:
+    surface = row.get("surface") if row.get("surface") in SURFACE_ORDER else None
+    return Token(row["name"], row.get("scope") == "write", row.get("created_at", "?"), surface,
+                 row.get("surface_set_by"))
 
 
 def create_token(places, name: str, *, can_write: bool) -> str:
@@ -90,14 +82,14 @@ def create_token(places, name: str, *, can_write: bool) -> str:
             raise TokenError(f"a token named {name!r} exists; revoke it first (`brain auth token revoke {name}`) "
                              "or choose another name")
         secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
-        rows.append({"name": name, "sha256": _hash(secret), "scope": "write" if can_write else "read",
+        rows.append({"name": name, "sha256": hash_secret(secret), "scope": "write" if can_write else "read",
                      "created_at": now_iso()})
         _save(places, rows)
     return secret
 
 
 def list_tokens(places) -> list[Token]:
-    return [Token(r["name"], r.get("scope") == "write", r.get("created_at", "?")) for r in _load(places)]
+    return [_token(r) for r in _load(places)]
 
 
 def revoke_token(places, name: str) -> bool:
@@ -110,37 +102,36 @@ def revoke_token(places, name: str) -> bool:
     return True
 
 
+def set_token_surface(places, name: str, surface: str | None, set_by: str) -> bool:
+    """Narrow (or, for the operator, reset) one token's surface; False when no such token."""
+    with _editing(places):
+        rows = _load(places)
+        row = next((r for r in rows if r["name"] == name), None)
+        if row is None:
+            return False
+        row["surface"], row["surface_set_by"] = surface, set_by if surface else None
+        _save(places, rows)
+    return True
+
+
 class TokenChecker:
     """Verifies bearer tokens; re-reads the file when it changes (revocations apply at once)."""
 
     def __init__(self, places):
-        self.places = places
-        self._mtime: float | None = None
-        self._rows: list[dict] = []
-
-    def _refresh(self) -> None:
-        try:
-            mtime = tokens_file(self.places).stat().st_mtime_ns
-        except FileNotFoundError:
-            self._rows, self._mtime = [], None
-            return
-        if mtime != self._mtime:
-            self._rows = _load(self.places)
-            self._mtime = mtime
+        self.file = CachedJson(tokens_file(places), {})
 
     def check(self, secret: str | None) -> Token | None:
         if not secret:
             return None
         try:
-            self._refresh()
-        except TokenError:
+            data = self.file.get()
+        except StateFileError:
             return None
-        digest = _hash(secret)
+        rows = data.get("tokens") if isinstance(data, dict) else None
+        digest = hash_secret(secret)
         found = None
-        for r in self._rows:
+        for r in rows or []:
             # compare against every row: timing says nothing about which matched
-            if hmac.compare_digest(digest, str(r["sha256"])):
+            if isinstance(r, dict) and hmac.compare_digest(digest, str(r.get("sha256"))):
                 found = r
-        if found is None:
-            return None
-        return Token(found["name"], found.get("scope") == "write", found.get("created_at", "?"))
+        return _token(found) if found is not None and "name" in found else None

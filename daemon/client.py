@@ -103,6 +103,11 @@ def call_with_preamble(places, vault: Path, verb: str, args, preamble: dict) -> 
         # it) and refused before running anything: it is stopping, so a retry
         # that waits for it reaches a fresh daemon for this folder
         msg = _one_call(connect_or_start(places, vault)[0], verb, args, preamble)
+    return answer_body(msg)
+
+
+def answer_body(msg: dict) -> tuple[dict, bool]:
+    """(body, is_error) of the daemon's JSON-RPC answer to a tools/call."""
     if "error" in msg:
         err = msg["error"] or {}
         raise DaemonCallError(f"the daemon refused the call: {err.get('message')} (JSON-RPC {err.get('code')})")

@@ -20,9 +20,11 @@ DEFAULTS: dict[str, object] = {
     "hooks.standing_entities": ["people/me"],
     "hooks.budget_tokens": 1500,
     "hooks.deadline_ms": 1500,
+    "hooks.remote": None,
     "embeddings.enabled": True,
     "http.host": "127.0.0.1",
     "http.port": 3131,
+    "http.public_url": None,
     "protocol_installed_at": None,
 }
 
@@ -151,6 +153,9 @@ def coerce(key: str, raw: str):
         return raw.lower()
     if key == "llm.base_url" and not raw.startswith(("http://", "https://")):
         raise ValueError(f"llm.base_url takes an http:// or https:// URL (e.g. http://localhost:11434/v1), not {raw!r}")
+    if key == "http.public_url" and not raw.startswith("https://"):
+        raise ValueError(f"http.public_url takes the https:// URL agents reach this server at "
+                         f"(e.g. https://brain.example.org/mcp), not {raw!r}")
     if key == "protocol_installed_at":
         from .protocol import parse_iso
 

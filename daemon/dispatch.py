@@ -34,6 +34,7 @@ HANDLERS: dict[str, str] = {
     "get_backlinks": "verbs.pages:get_backlinks",
     "whoami": "verbs.info:whoami",
     "status": "verbs.info:status",
+    "request_tools": "verbs.info:request_tools",
 }
 
 WRITE_TOOLS = {"remember", "forget", "put_page"}
@@ -92,9 +93,10 @@ def call_tool(engine, name: str, arguments: dict | None, caller: Caller) -> tupl
         args = normalize_and_validate(tool, arguments)
         if name in WRITE_TOOLS and not caller.can_write:
             raise ScopeDenied(
-                f"{name} writes, and this caller's token is read-only.",
-                "Create a token with write access (`brain auth token create NAME --write`) and "
-                "connect with it, or use a read verb.",
+                f"{name} writes, and this caller has read access only (scope read).",
+                "Use a read verb; or, for write access, connect with a bearer token made with "
+                "`brain auth token create NAME --write`, or authorize the OAuth client again asking for "
+                "the `write` scope (the vault's owner approves it with `brain auth approve CODE`).",
             )
         body = handler_for(name)(engine, args, caller)
     except VerbError as e:

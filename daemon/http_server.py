@@ -10,9 +10,13 @@ crash on its own; and a daemon that dies is restarted by the next call, as
 for every other client. tools/list is answered here from the same tool
 definitions the daemon uses.
 
-Every request needs `Authorization: Bearer <token>` (`brain auth token
-create NAME [--write]`); without a valid one it is answered 401 before any
-MCP handling. DNS-rebinding protection is on: Host and Origin must be
+Every request needs `Authorization: Bearer <credential>`: a bearer token
+(`brain auth token create NAME [--write]`) or an OAuth access token (the
+SDK's authorization server, wired in `build_app`; see oauth_provider);
+without a valid one it is answered 401 before any MCP handling. Each HTTP
+session keeps one connection to the daemon (daemon_link); each request's
+surface is the narrowest of the server's and the client's row
+(client_surfaces). DNS-rebinding protection is on: Host and Origin must be
 loopback names, plus the bind address when it is not a loopback one.
 """
 
@@ -23,71 +27,73 @@ import logging
 import sys
 from pathlib import Path
 
-from .auth import Token, TokenChecker
 from .protocol import Caller, Unavailable
 
 log = logging.getLogger("brain.http")
 
 MCP_PATH = "/mcp"
-SCOPE_KEY = "brain.token"
 LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
 
 
-class BearerGate:
-    """ASGI wrapper: a valid bearer token or a 401, before MCP sees anything."""
+def _explaining_auth(app) -> None:
+    """Give the SDK's 401/403 on /mcp our message and fix next to the OAuth error (docs/protocol-remote.md)."""
+    from mcp.server.auth.middleware.bearer_auth import RequireAuthMiddleware
 
-    def __init__(self, app, checker: TokenChecker):
-        self.app = app
-        self.checker = checker
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        token = None
-        for k, v in scope.get("headers") or []:
-            if k == b"authorization":
-                kind, _, value = v.decode("latin-1").partition(" ")
-                if kind.lower() == "bearer":
-                    token = value.strip()
-                break
-        found = self.checker.check(token)
-        if found is None:
+    class ExplainingRequireAuth(RequireAuthMiddleware):
+        async def _send_auth_error(self, send, status_code: int, error: str, description: str) -> None:
+            www = f'Bearer error="{error}", error_description="{description}"'
+            if self.resource_metadata_url:
+                www += f', resource_metadata="{self.resource_metadata_url}"'
             body = json.dumps({
-                "error": "unauthorized",
-                "message": "a valid bearer token is required" if token else "missing bearer token",
-                "suggestion": "Create one with `brain auth token create NAME` and send "
-                              "`Authorization: Bearer <token>` on every request.",
+                "error": error, "error_description": description,
+                "message": "a valid bearer token or OAuth access token is required",
+                "suggestion": "Send `Authorization: Bearer <token>`: a token from `brain auth token create NAME` "
+                              "on the server machine, or an OAuth access token (connect with an MCP client that "
+                              "speaks OAuth; the vault's owner approves it with `brain auth approve CODE`).",
             }).encode()
-            await send({"type": "http.response.start", "status": 401, "headers": [
-                (b"content-type", b"application/json"),
-                (b"www-authenticate", b'Bearer realm="brain"'),
-                (b"content-length", str(len(body)).encode()),
-            ]})
+            await send({"type": "http.response.start", "status": status_code, "headers": [
+                (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                (b"www-authenticate", www.encode())]})
             await send({"type": "http.response.body", "body": body})
-            return
-        scope[SCOPE_KEY] = found
-        return await self.app(scope, receive, send)
+
+    for route in app.router.routes:
+        gate = getattr(route, "app", None)
+        if getattr(route, "path", None) == MCP_PATH and isinstance(gate, RequireAuthMiddleware):
+            route.app = ExplainingRequireAuth(gate.app, gate.required_scopes, gate.resource_metadata_url)
 
 
-def caller_for_request(ctx, surface: str) -> Caller:
-    """The remote Caller of one HTTP request; fail closed when the token is missing."""
+def caller_for_request(ctx, ceiling: str) -> Caller:
+    """The remote Caller of one HTTP request, its surface recomputed from the client's row
+    on every request; fail closed when the credential is missing."""
+    from .client_surfaces import OAUTH_PREFIX
+    from .oauth_provider import BrainAccess
+    from .surfaces import effective_surface
+
     req = getattr(ctx, "request", None)
-    tok: Token | None = req.scope.get(SCOPE_KEY) if req is not None else None
-    if tok is None:
-        return Caller(remote=True, client_id="remote", transport="http", surface=surface, can_write=False)
-    return Caller(remote=True, client_id=tok.name, transport="http", surface=surface, can_write=tok.can_write)
+    user = req.scope.get("user") if req is not None else None
+    access = getattr(user, "access_token", None)
+    if not isinstance(access, BrainAccess):
+        return Caller(remote=True, client_id="remote", transport="http", surface="verbs", can_write=False)
+    client_id = access.name if access.kind == "token" else OAUTH_PREFIX + access.client_id
+    return Caller(remote=True, client_id=client_id, transport="http",
+                  surface=effective_surface(ceiling, access.surface), can_write="write" in access.scopes,
+                  session=req.headers.get("mcp-session-id"))
 
 
 def daemon_call(places, vault: Path):
-    """A blocking call function that forwards each call to the vault's daemon."""
-    from .client import DaemonCallError, call_with_preamble
-    from .spawn import DaemonStartError
+    """A blocking call function that forwards each call to the vault's daemon,
+    on one connection per HTTP session (see daemon_link)."""
+    from .client import DaemonCallError
+    from .daemon_link import DaemonLinks
+    from .spawn import DaemonStartError, connect_or_start
+
+    links = DaemonLinks(lambda: connect_or_start(places, vault)[0])
 
     def run_call(name: str, arguments, caller: Caller) -> tuple[dict, bool]:
         preamble = {"surface": caller.surface, "lane": "remote", "client": "brain-http",
                     "transport": "http", "client_id": caller.client_id, "read_only": not caller.can_write}
         try:
-            return call_with_preamble(places, vault, name, arguments, preamble)
+            return links.call(caller.session, preamble, name, arguments)
         except (DaemonCallError, DaemonStartError, OSError) as e:
             log.warning("call %s failed to reach the daemon: %s", name, e)
             return Unavailable(
@@ -96,6 +102,7 @@ def daemon_call(places, vault: Path):
                 detail=str(e).splitlines()[0] if str(e) else None,
             ).envelope(), True
 
+    run_call.links = links
     return run_call
 
 
@@ -174,15 +181,57 @@ def security_settings(host: str):
     )
 
 
-def build_app(places, vault: Path, surface: str, host: str, call=None):
-    """The ASGI app: bearer gate → SDK Streamable HTTP → forwarding server."""
-    from .mcp_server import build_server
+def build_app(places, vault: Path, surface: str, host: str, call=None, base_url: str | None = None):
+    """The ASGI app: the SDK's Streamable HTTP transport behind its bearer-auth middleware,
+    which accepts our tokens and OAuth access tokens; with `base_url` (the URL agents use),
+    also the SDK's OAuth authorization server and our approval page."""
+    from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
 
-    server = build_server(call or daemon_call(places, vault), lambda ctx: caller_for_request(ctx, surface))
+    from .client_surfaces import request_tools
+    from .mcp_server import build_server
+    from .oauth_provider import BrainOAuthProvider, BrainTokenVerifier
+    from .oauth_store import SCOPES, OAuthStore
+
+    forward = call or daemon_call(places, vault)
+
+    def run_call(name: str, arguments, caller: Caller):
+        # the client's row lives with the HTTP server: narrowing it never reaches the daemon
+        if name == "request_tools":
+            return request_tools(places, arguments, caller)
+        return forward(name, arguments, caller)
+
+    server = build_server(run_call, lambda ctx: caller_for_request(ctx, surface))
+    store = OAuthStore(places) if base_url else None
+    provider, routes = None, None
+    if base_url:
+        from .oauth_approval import approval_routes
+
+        auth = AuthSettings(
+            issuer_url=base_url, resource_server_url=base_url + MCP_PATH, validate_token_resource=False,
+            client_registration_options=ClientRegistrationOptions(
+                enabled=True, valid_scopes=list(SCOPES), default_scopes=["read"]),
+            revocation_options=RevocationOptions(enabled=True))
+        provider, routes = BrainOAuthProvider(store, base_url), approval_routes(store)
+    else:
+        auth = AuthSettings(issuer_url="http://127.0.0.1", resource_server_url=None)
     app = server.streamable_http_app(
-        streamable_http_path=MCP_PATH, host=host, transport_security=security_settings(host),
+        streamable_http_path=MCP_PATH, host=host, transport_security=security_settings(host), auth=auth,
+        token_verifier=BrainTokenVerifier(places, store), auth_server_provider=provider,
+        custom_starlette_routes=routes,
     )
-    return BearerGate(app, TokenChecker(places))
+    _explaining_auth(app)
+    return app
+
+
+def oauth_base_url(cfg: dict, host: str, port: int) -> str | None:
+    """The URL OAuth metadata names: `http.public_url` (https, behind a TLS proxy), or this
+    loopback server; None on a plain-HTTP non-loopback bind (OAuth needs https there)."""
+    public = (cfg.get("http.public_url") or "").rstrip("/")
+    if public:
+        return public[: -len(MCP_PATH)] if public.endswith(MCP_PATH) else public
+    if host in LOOPBACK:
+        return f"http://{host}:{port}"
+    return None
 
 
 def run_http(places, vault: Path, cfg: dict, *, surface: str, host: str, port: int) -> int:
@@ -203,7 +252,7 @@ def run_http(places, vault: Path, cfg: dict, *, surface: str, host: str, port: i
         print("fix: repair that file, or delete it and create the tokens again "
               "(`brain auth token create NAME [--write]`).", file=sys.stderr)
         return 1
-    if not tokens:
+    if not tokens and oauth_base_url(cfg, host, port) is None:
         print("brain serve --http: warning: no tokens exist yet, so every request will get 401. "
               "Create one with `brain auth token create NAME [--write]`.", file=sys.stderr)
     try:
@@ -231,9 +280,14 @@ def run_http(places, vault: Path, cfg: dict, *, surface: str, host: str, port: i
         return 1
     sock.listen(128)  # accept from here on: the address printed below already works
     bound_port = sock.getsockname()[1]
-    app = build_app(places, vault, surface, host)
+    base_url = oauth_base_url(cfg, host, bound_port)
+    app = build_app(places, vault, surface, host, base_url=base_url)
     print(f"brain serve --http: MCP on http://{host}:{bound_port}{MCP_PATH} (surface {surface}); "
-          "every request needs a bearer token.", file=sys.stderr, flush=True)
+          "every request needs a bearer token" + (" or an OAuth access token." if base_url else "."),
+          file=sys.stderr, flush=True)
+    if base_url is None:
+        print("brain serve --http: OAuth is off: it needs https on a non-loopback address. Put a TLS proxy in "
+              "front and set `brain config set http.public_url https://NAME/mcp`.", file=sys.stderr, flush=True)
     if host.strip("[]") in ("0.0.0.0", "::"):
         names = ", ".join(n for n in security_settings(host).allowed_hosts if not n.endswith(":*"))
         print(f"brain serve --http: requests must name this machine as one of: {names} (others get 421; "

@@ -8,7 +8,7 @@ the way the reference renders them (millisecond precision, `Z`).
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # one formatter for the wire and the tables; re-exported for the verbs
 from ..indexer.timestamps import iso, now_iso, utcnow  # noqa: F401
@@ -103,6 +103,8 @@ class Caller:
     surface: str = "full"
     # HTTP tokens may be read-only; everyone else may write
     can_write: bool = True
+    # the HTTP session a call arrived on (one daemon connection each); not identity
+    session: str | None = field(default=None, compare=False)
 
     @classmethod
     def local(cls, transport: str = "inproc") -> "Caller":

@@ -258,7 +258,18 @@ STATUS = ToolDef(
     {"title": "status", "readOnlyHint": True},
 )
 
-STARTER_EXTRAS: tuple[ToolDef, ...] = (PUT_PAGE, GET_PAGE, LIST_PAGES, WHOAMI, STATUS)
+REQUEST_TOOLS = ToolDef(
+    "request_tools",
+    "Narrow the set of tools this client sees, for itself: ask for the `verbs` surface (the seven "
+    "memory verbs) or `starter` (verbs plus page tools) when fewer tools serve the task better. "
+    "It can only narrow, never widen: the server's owner gives a client more "
+    "(`brain auth rescope-client`). Applies to HTTP clients from their next request (tools/list "
+    "shows the new set); a stdio connection's surface is fixed when it starts.",
+    (Param("surface", "string", "The surface to narrow to.", required=True, enum=("verbs", "starter", "full")),),
+    {"title": "request_tools (narrow my tool list)", "idempotentHint": True},
+)
+
+STARTER_EXTRAS: tuple[ToolDef, ...] = (PUT_PAGE, GET_PAGE, LIST_PAGES, WHOAMI, STATUS, REQUEST_TOOLS)
 SEARCH = ToolDef(
     "search",
     "Search the user's pages (keyword, plus vectors when the model is loaded) and return "

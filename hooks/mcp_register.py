@@ -33,3 +33,15 @@ def mcp_config_block(harness: str, program: list[str]) -> str:
     toml_args = ", ".join(json.dumps(a) for a in args)
     return (f"# in {codex_home() / 'config.toml'}:\n"
             f"[mcp_servers.{MCP_NAME}]\ncommand = {json.dumps(command)}\nargs = [{toml_args}]\n")
+
+
+def remote_add_argv(harness: str, name: str, url: str, program: list[str]) -> list[str]:
+    """Register a remote brain. Claude Code speaks Streamable HTTP: the URL, with the token
+    fetched at connection time by `brain connect --header NAME` (never written into its
+    config). Codex gets the stdio relay `brain serve --remote NAME`."""
+    if harness == "claude":
+        spec = {"type": "http", "url": url, "headersHelper": " ".join([*program, "connect", "--header", name])}
+        return ["claude", "mcp", "add-json", "--scope", "user", name, json.dumps(spec)]
+    if harness == "codex":
+        return ["codex", "mcp", "add", name, "--", *program, "serve", "--remote", name]
+    raise InstallError(f"unknown harness {harness!r}: use one of {', '.join(HARNESSES)}")

@@ -81,8 +81,10 @@ def http_url(daemon, tokens):
 def test_missing_or_bad_token_is_401_before_any_mcp(http_url):
     r = _http("POST", http_url, MCP_HEADERS, INIT_BODY)
     assert r.status_code == 401
+    # the OAuth error shape (RFC 6750), plus our message and fix; the header points at the metadata
     assert r.headers["www-authenticate"].startswith("Bearer")
-    assert r.json()["error"] == "unauthorized"
+    assert 'resource_metadata="http://127.0.0.1:' in r.headers["www-authenticate"]
+    assert r.json()["error"] == "invalid_token" and "brain auth token create" in r.json()["suggestion"]
     r = _http("POST", http_url, {**MCP_HEADERS, "Authorization": "Bearer brain_nope"}, INIT_BODY)
     assert r.status_code == 401
     r = _http("GET", http_url, {"Authorization": "Basic abc"})

@@ -53,7 +53,8 @@ def test_surfaces_listed_over_stdio_in_process(configured):
 
     listed = anyio.run(go)
     assert listed["verbs"] == set(VERB_NAMES)
-    assert listed["starter"] == set(VERB_NAMES) | {"put_page", "get_page", "list_pages", "whoami", "status"}
+    assert listed["starter"] == set(VERB_NAMES) | {"put_page", "get_page", "list_pages", "whoami", "status",
+                                                   "request_tools"}
     assert listed["full"] == set(ALL_TOOLS)
     assert listed["verbs"] < listed["starter"] < listed["full"]
     assert [t.name for t in surface_tools("full")] == [t.name for t in surface_tools("full")]

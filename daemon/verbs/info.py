@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ... import __version__
-from ..protocol import Caller
+from ..protocol import Caller, Unavailable
 
 
 def whoami(engine, args: dict, caller: Caller) -> dict:
@@ -76,3 +76,15 @@ def status(engine, args: dict, caller: Caller) -> dict:
         body.pop("vectors", None)
         body.pop("vectors_pending", None)
     return body
+
+
+def request_tools(engine, args: dict, caller: Caller) -> dict:
+    """Only HTTP clients have a row to narrow; `brain serve --http` answers it before the daemon.
+
+    A connection that reaches this (stdio, the socket) chose its surface when it started.
+    """
+    raise Unavailable(
+        f"this {caller.transport} connection's surface ({caller.surface}) is fixed for its lifetime; "
+        "request_tools narrows the surface of an HTTP client.",
+        f"Start the server with the surface you want: `brain serve --surface {args['surface']}`.",
+    )

@@ -1,0 +1,109 @@
+"""recall(entity) over `brain serve --http` on loopback, with the MCP SDK's client.
+
+    python bench/bench_http.py [--calls 300] [--sessions 3]
+
+Starts a daemon on a copy of sample_brain/ and `brain serve --http --port 0`
+in a private BRAIN_HOME, creates a bearer token, and times tools/call
+recall(entity) from the SDK's Streamable HTTP client, one session after
+another. Prints one JSON line per session and one over all calls, with the
+load average (the machine is shared). Target: p50 ≤ 3 ms, p99 ≤ 10 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+
+from brain.daemon.stats import percentile as pct
+
+REPO = Path(__file__).resolve().parents[1]
+BRAIN = str(Path(sys.executable).parent / "brain")
+TARGET = {"p50_ms": 3.0, "p99_ms": 10.0}
+
+
+def emit(**kw) -> None:
+    kw["loadavg"] = round(os.getloadavg()[0], 2)
+    print(json.dumps(kw), flush=True)
+
+
+def start_http(env: dict) -> tuple[subprocess.Popen, str]:
+    proc = subprocess.Popen([BRAIN, "serve", "--http", "--port", "0"], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True)
+    for line in proc.stderr:
+        m = re.search(r"MCP on (http://\S+/mcp)", line)
+        if m:
+            return proc, m.group(1)
+    raise SystemExit("the HTTP server did not start")
+
+
+async def one_session(url: str, token: str, calls: int, entity: str) -> list[float]:
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    lat = []
+    async with create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as hc:
+        async with streamable_http_client(url, http_client=hc) as (r, w):
+            async with ClientSession(r, w) as s:
+                await s.initialize()
+                for _ in range(10):  # warm the connection and the daemon's caches
+                    await s.call_tool("recall", {"entity": entity})
+                for _ in range(calls):
+                    t0 = time.perf_counter()
+                    res = await s.call_tool("recall", {"entity": entity})
+                    lat.append((time.perf_counter() - t0) * 1000)
+                    assert not res.is_error, res
+    return lat
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--calls", type=int, default=300)
+    ap.add_argument("--sessions", type=int, default=3)
+    ap.add_argument("--entity", default="people/priya-raman")
+    ns = ap.parse_args()
+    home = Path(tempfile.mkdtemp(prefix="bench-http-", dir="/tmp"))
+    vault = home / "vault"
+    shutil.copytree(REPO / "sample_brain", vault, ignore=shutil.ignore_patterns(".brain"))
+    env = dict(os.environ, BRAIN_HOME=str(home), HF_HUB_OFFLINE="1")
+    env.pop("BRAIN_VAULT", None)
+    from brain.daemon import config as config_mod
+    from brain.daemon.auth import create_token
+    from brain.daemon.places import Places
+
+    places = Places.from_env({"BRAIN_HOME": str(home)})
+    config_mod.save(places.config_file, {"vault": str(vault), "embeddings.enabled": False})
+    token = create_token(places, "bench", can_write=True)
+    subprocess.run([BRAIN, "remember", "Priya leads the ledger work", "-p", "bench", "-e", ns.entity],
+                   env=env, capture_output=True, check=True)
+    proc, url = start_http(env)
+    try:
+        every = []
+        for i in range(ns.sessions):
+            lat = anyio.run(one_session, url, token, ns.calls, ns.entity)
+            every += lat
+            emit(bench="http_recall_entity", session=i, calls=len(lat), p50_ms=round(pct(lat, 50), 2),
+                 p99_ms=round(pct(lat, 99), 2))
+        emit(bench="http_recall_entity_all", calls=len(every), p50_ms=round(pct(every, 50), 2),
+             p99_ms=round(pct(every, 99), 2), target=TARGET,
+             meets_target=pct(every, 50) <= TARGET["p50_ms"] and pct(every, 99) <= TARGET["p99_ms"])
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        subprocess.run([BRAIN, "daemon", "stop"], env=env, capture_output=True, timeout=30)
+        shutil.rmtree(home, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""One daemon connection per HTTP session: the links `brain serve --http` keeps."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import anyio
+import pytest
+
+from daemon_fixtures import (  # noqa: F401  (fixtures)
+    body_of, configured, daemon, http_session, reaper, small_vault, stop_pid,
+)
+from test_transport_http import _start_http, tokens  # noqa: F401
+
+from brain.daemon.daemon_link import DaemonLinks
+from brain.daemon.spawn import connect_or_start
+
+pytestmark = pytest.mark.usefixtures("reaper")
+
+PRE = {"surface": "full", "lane": "remote", "client": "t", "transport": "http", "client_id": "agent",
+       "read_only": False}
+
+
+def _links(places, vault):
+    return DaemonLinks(lambda: connect_or_start(places, vault)[0])
+
+
+def test_calls_of_one_session_share_one_connection(places, daemon):
+    links = _links(places, daemon["vault"])
+    for _ in range(5):
+        body, err = links.call("s1", PRE, "whoami", {})
+        assert not err and body["client_id"] == "agent"
+    assert links.opened == 1
+    links.call("s2", PRE, "whoami", {})
+    assert links.opened == 2
+    # a changed identity (here: write access withdrawn) never reuses the old connection
+    body, _ = links.call("s1", {**PRE, "read_only": True}, "whoami", {})
+    assert body["can_write"] is False and links.opened == 3
+    links.close_all()
+
+
+def test_a_restarted_daemon_is_reached_on_the_next_call(places, daemon, reaper):
+    links = _links(places, daemon["vault"])
+    assert not links.call("s", PRE, "whoami", {})[1]
+    stop_pid(daemon["pid"])
+    # the reader saw the close; the next call opens a new link and starts a daemon
+    for _ in range(200):
+        if not any(link.alive for link in links._links.values()):
+            break
+        anyio.run(anyio.sleep, 0.02)
+    body, err = links.call("s", PRE, "whoami", {})
+    reaper()
+    assert not err and body["lane"] == "remote" and links.opened == 2
+    links.close_all()
+
+
+def _unix_sockets_of(pid: int) -> set[str]:
+    """Inodes of the Unix-domain sockets a process holds open (per /proc)."""
+    unix = {line.split()[6] for line in Path("/proc/net/unix").read_text().splitlines()[1:]}
+    held = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:[") and target[8:-1] in unix:
+            held.add(target[8:-1])
+    return held
+
+
+def test_http_calls_reuse_one_daemon_connection(daemon, tokens):  # noqa: F811
+    proc, url = _start_http()
+    try:
+        async def go():
+            async with http_session(url, tokens["writer"]) as s:
+                await s.list_tools()  # answered by the HTTP process itself
+                base = _unix_sockets_of(proc.pid)
+                body_of(await s.call_tool("whoami", {}))
+                first = _unix_sockets_of(proc.pid)
+                for _ in range(20):
+                    assert not (await s.call_tool("recall", {"entity": "people/alice-example"})).is_error
+                return base, first, _unix_sockets_of(proc.pid)
+
+        base, first, after = anyio.run(go)
+        # the first call opened one daemon connection; it stays open, and the next calls reuse it
+        assert len(first - base) == 1 and after == first
+    finally:
+        stop_pid(proc.pid)
+        proc.wait(10)
+        proc.stderr.close()
