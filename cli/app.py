@@ -9,6 +9,7 @@ table of contents.
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import importlib.util
 import os
@@ -176,37 +177,39 @@ for _name in _AREAS:
         importlib.import_module(f"{__package__}.{_name}").register(app)
 
 
-def _verb_command(cmd) -> "click.Command":
-    """A click command for `--help` and completion; running it takes the lean path."""
+def _from_argparse(name: str, parser, summary: str, run) -> "click.Command":
+    """A click command mirroring a lean argparse parser, for `--help` and shell
+    completion; running it hands the raw arguments to `run` (the lean path)."""
     import click
 
-    class _Verb(click.Command):
+    class _Lean(click.Command):
         def parse_args(self, ctx, args):
             ctx.meta["brain_argv"] = list(args)
             return super().parse_args(ctx, args)
 
-    params = []
-    for o in cmd.all_opts():
-        if o.positional:
-            params.append(click.Argument([o.dest], required=not o.optional_positional,
-                                         metavar=f"[{o.names[0]}]" if o.optional_positional else o.names[0]))
+    params, args_help = [], []
+    for action in parser._actions:
+        if isinstance(action, argparse._HelpAction):
             continue
-        choices = cmd.choices_of(o)
-        kind = click.Choice(choices) if choices else (int if o.kind == "int" else str)
-        if o.kind == "flag":
-            params.append(click.Option(list(o.names), is_flag=True, help=cmd.help_of(o)))
+        if not action.option_strings:
+            metavar = action.dest.upper()
+            optional = action.nargs == "?"
+            params.append(click.Argument([action.dest], required=not optional,
+                                         metavar=f"[{metavar}]" if optional else metavar))
+            if action.help:
+                args_help.append(f"{metavar}  {action.help}")
+        elif isinstance(action, argparse._StoreTrueAction):
+            params.append(click.Option(list(action.option_strings), is_flag=True, help=action.help))
         else:
-            params.append(click.Option(list(o.names), type=kind, required=o.required, help=cmd.help_of(o)))
-    args_help = "\n".join(f"{o.names[0]}  {cmd.help_of(o)}" for o in cmd.all_opts() if o.positional)
+            kind = click.Choice(list(action.choices)) if action.choices else (action.type or str)
+            params.append(click.Option(list(action.option_strings), type=kind, required=action.required,
+                                       help=action.help))
 
     def callback(**_):
-        from .fast import run
+        raise SystemExit(run(click.get_current_context().meta["brain_argv"]))
 
-        raise SystemExit(run([cmd.name, *click.get_current_context().meta["brain_argv"]]))
-
-    return _Verb(cmd.name, params=params, callback=callback, short_help=cmd.help_summary,
-                 help=cmd.help_summary + ("\n\n\b\n" + args_help if args_help else ""),
-                 options_metavar="[OPTIONS]")
+    return _Lean(name, params=params, callback=callback, short_help=summary, options_metavar="[OPTIONS]",
+                 help=summary + ("\n\n\b\n" + "\n".join(args_help) if args_help else ""))
 
 
 def brain_command():
@@ -215,9 +218,15 @@ def brain_command():
 
     from .commands import COMMANDS
 
+    from .daemon_cmd import _serve_parser, serve_main
+    from .fast import parser_for, run
+
     group = get_command(app)
     for cmd in COMMANDS.values():
-        group.add_command(_verb_command(cmd), cmd.name)
+        group.add_command(_from_argparse(cmd.name, parser_for(cmd), cmd.help_summary,
+                                         lambda argv, name=cmd.name: run([name, *argv])), cmd.name)
+    serve = _serve_parser()
+    group.add_command(_from_argparse("serve", serve, serve.description, serve_main), "serve")
     return group
 
 

@@ -30,10 +30,9 @@ class _Parser(argparse.ArgumentParser):
 def parser_for(cmd: Command) -> argparse.ArgumentParser:
     p = _Parser(prog=f"brain {cmd.name}", add_help=False, allow_abbrev=False)
     for o in cmd.all_opts():
-        kw: dict = {"dest": o.dest}
+        kw: dict = {"dest": o.dest, "help": cmd.help_of(o)}
         if o.positional:
-            kw = {"nargs": "?"} if o.optional_positional else {}
-            p.add_argument(o.dest, **kw)
+            p.add_argument(o.dest, help=kw["help"], **({"nargs": "?"} if o.optional_positional else {}))
             continue
         if o.kind == "flag":
             kw["action"] = "store_true"
