@@ -223,7 +223,7 @@ def brain_command():
 
     group = get_command(app)
     for cmd in COMMANDS.values():
-        group.add_command(_from_argparse(cmd.name, parser_for(cmd), cmd.help_summary,
+        group.add_command(_from_argparse(cmd.name, parser_for(cmd, with_help=True), cmd.help_summary,
                                          lambda argv, name=cmd.name: run([name, *argv])), cmd.name)
     serve = _serve_parser()
     group.add_command(_from_argparse("serve", serve, serve.description, serve_main), "serve")

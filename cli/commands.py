@@ -6,26 +6,31 @@ flag fills; help, choices and limits come from the tool definitions
 commands behind `--help` and shell completion (`app.py`) and the error text
 that names flags instead of wire keys are all made from this table.
 
-Lean on purpose: only dataclasses and the tool definitions are imported.
+Lean on purpose: plain classes, and the tool definitions are imported only
+when help, choices or limits are asked for (`brain recall --entity X` parses
+and calls without them).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from ..daemon import tooldefs as td
-
 RECALL_LIMIT = 10  # a person reads ten results; MCP callers keep the protocol default
 
 
-@dataclass(frozen=True)
+def _tooldefs():
+    from ..daemon import tooldefs
+
+    return tooldefs
+
+
 class Opt:
-    names: tuple[str, ...]      # ("--entity", "-e"), or ("QUERY",) for a positional
-    param: str | None           # the tool parameter it fills; None: the CLI's own
-    kind: str = "str"           # str | int | flag
-    help: str | None = None     # None: the parameter's description
-    required: bool = False
-    optional_positional: bool = False
+    def __init__(self, names: tuple[str, ...], param: str | None, kind: str = "str", help=None,
+                 required: bool = False, optional_positional: bool = False):
+        self.names = names                  # ("--entity", "-e"), or ("QUERY",) for a positional
+        self.param = param                  # the tool parameter it fills; None: the CLI's own
+        self.kind = kind                    # str | int | flag
+        self.help = help                    # text, a function making it, or None: the parameter's description
+        self.required = required
+        self.optional_positional = optional_positional
 
     @property
     def positional(self) -> bool:
@@ -36,25 +41,28 @@ class Opt:
         return self.names[0].lstrip("-").replace("-", "_").lower()
 
 
-@dataclass(frozen=True)
 class Command:
-    name: str                   # what a person types after `brain`
-    tool: str | None            # the tool it calls (None: the CLI's own)
-    opts: tuple[Opt, ...]
-    summary: str = ""           # "": the tool's summary
-    common: bool = True         # takes --json and --no-daemon
+    def __init__(self, name: str, tool: str | None, opts: tuple[Opt, ...], summary: str = "",
+                 common: bool = True):
+        self.name = name                    # what a person types after `brain`
+        self.tool = tool                    # the tool it calls (None: the CLI's own)
+        self.opts = opts
+        self.summary = summary              # "": the tool's summary
+        self.common = common                # takes --json and --no-daemon
 
     @property
-    def tooldef(self) -> td.ToolDef | None:
-        return td.ALL_TOOLS.get(self.tool) if self.tool else None
+    def tooldef(self):
+        return _tooldefs().ALL_TOOLS.get(self.tool) if self.tool else None
 
     def help_of(self, opt: Opt) -> str:
+        if callable(opt.help):
+            return opt.help()
         if opt.help is not None:
             return opt.help
         return self.tooldef.param(opt.param).description
 
     def choices_of(self, opt: Opt) -> tuple[str, ...] | None:
-        if opt.param is None or self.tooldef is None:
+        if opt.param not in ENUM_PARAMS or self.tooldef is None:
             return None
         return self.tooldef.param(opt.param).enum
 
@@ -83,7 +91,7 @@ _SINCE_HUMAN = ("since when: a date (2026-06-12), an ISO time, today, yesterday,
 
 
 def _limit_help() -> str:
-    p = td.RECALL.param("limit")
+    p = _tooldefs().RECALL.param("limit")
     return (f"at most N facts and N pages (1-{p.maximum}; default {RECALL_LIMIT} here, "
             f"{p.default} for MCP callers)")
 
@@ -107,7 +115,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
         Opt(("--entity", "-e"), "entity"),
         Opt(("--since",), "since", help=_SINCE_HUMAN + " (facts arm; not with --entity)"),
         _session(),
-        Opt(("--limit", "-n"), "limit", "int", help=_limit_help()),
+        Opt(("--limit", "-n"), "limit", "int", help=_limit_help),
         _budget(),
         Opt(("--grep",), "grep"),
         Opt(("--include-expired",), "include_expired", "flag"),
@@ -155,6 +163,9 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
         Opt(("--no-daemon",), None, "flag", "run in this process, not through the daemon"),
     ), summary="Call any tool with JSON arguments and print the raw envelope.", common=False),
 )}
+
+# parameters with a list of allowed values (a test keeps this in step with the tool definitions)
+ENUM_PARAMS = {"kind", "visibility"}
 
 # flags that take a date a person types; the CLI sends the wire an ISO instant
 HUMAN_SINCE = {("recall", "since"), ("context", "since"), ("delta", "since")}

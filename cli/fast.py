@@ -8,7 +8,6 @@ answers in tens of milliseconds when the daemon is up.
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import sys
 
@@ -27,10 +26,11 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message, f"run `{self.prog} --help` for its options")
 
 
-def parser_for(cmd: Command) -> argparse.ArgumentParser:
+def parser_for(cmd: Command, with_help: bool = False) -> argparse.ArgumentParser:
+    """The command's parser; `with_help` adds each option's help (for `--help`, not needed to parse)."""
     p = _Parser(prog=f"brain {cmd.name}", add_help=False, allow_abbrev=False)
     for o in cmd.all_opts():
-        kw: dict = {"dest": o.dest, "help": cmd.help_of(o)}
+        kw: dict = {"dest": o.dest, "help": cmd.help_of(o) if with_help else None}
         if o.positional:
             p.add_argument(o.dest, help=kw["help"], **({"nargs": "?"} if o.optional_positional else {}))
             continue
@@ -56,6 +56,8 @@ def unknown_flag(cmd: Command, argv: list[str]) -> UsageError | None:
         flag = a.split("=", 1)[0]
         if flag in known:
             continue
+        import difflib
+
         near = difflib.get_close_matches(flag, known, n=1, cutoff=0.6)
         hint = f"did you mean {near[0]}? " if near else ""
         return UsageError(f"brain {cmd.name} has no option {flag}.",
@@ -82,7 +84,7 @@ def _check(cmd: Command, args: dict) -> None:
     if budget is not None and budget <= 0:
         raise UsageError(f"--budget {budget} is not a token budget.",
                          "pass a positive number of tokens, e.g. --budget 500, or leave --budget out for no limit")
-    if "limit" in args:
+    if "limit" in args:  # only when given: the default needs no check (and no tool definitions)
         top = cmd.tooldef.param("limit").maximum
         if not 1 <= args["limit"] <= top:
             raise UsageError(f"--limit {args['limit']} is out of range.", f"pass a number from 1 to {top}")
@@ -118,9 +120,9 @@ def _run(argv: list[str]) -> int:
         return get_page(ns.page, no_daemon=ns.no_daemon, json_out=ns.json) if cmd.name == "get" \
             else open_page(ns.page)
     args = to_args(cmd, ns)
+    _check(cmd, args)
     if cmd.name == "recall":
         args.setdefault("limit", RECALL_LIMIT)
-    _check(cmd, args)
     body, is_error = _backend_call(cmd.tool, args, ns.no_daemon)
     if body is None:
         return 1

@@ -11,9 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import re
-import shutil
 import sys
-import textwrap
 
 _STYLES = {"path": "1;36", "title": "1", "hit": "1;33", "dim": "2", "error": "1;31", "fix": "32", "id": "35"}
 
@@ -159,6 +157,8 @@ def highlight(text: str, terms: list[str], on: bool) -> str:
 
 def passage(chunk: str, terms: list[str], width: int, lines: int = 3) -> list[str]:
     """The passage wrapped to the terminal, at most `lines` lines, starting near the first hit."""
+    import textwrap
+
     text = " ".join(chunk.split())
     room = width * lines
     if len(text) > room and terms:
@@ -174,6 +174,8 @@ def passage(chunk: str, terms: list[str], width: int, lines: int = 3) -> list[st
 
 
 def _width() -> int:
+    import shutil
+
     return max(40, min(shutil.get_terminal_size((100, 24)).columns, 120) - 6)
 
 

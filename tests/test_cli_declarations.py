@@ -38,6 +38,8 @@ def test_every_flag_maps_to_a_declared_parameter(name):
     for o in cmd.all_opts():
         assert o.param is None or o.param in declared, (name, o.names, o.param)
     args = to_args(cmd, parser_for(cmd).parse_args(_full_command_line(cmd)))
+    assert parser_for(cmd, with_help=True).parse_args(_full_command_line(cmd)) == \
+        parser_for(cmd).parse_args(_full_command_line(cmd))
     # every flag given reached the call, under a declared key, with the declared type
     assert set(args) == {o.param for o in cmd.all_opts() if o.param}
     assert normalize_and_validate(tool, args) == args
@@ -54,6 +56,14 @@ def test_help_and_limits_come_from_the_tool_definitions():
 
     assert (recall_verb.DEFAULT_LIMIT, recall_verb.MAX_LIMIT) == (limit.default, limit.maximum)
     assert RECALL_LIMIT < limit.default
+
+
+def test_enum_params_are_the_enums_the_tools_declare():
+    from brain.cli.commands import ENUM_PARAMS
+
+    enums = {p.name for c in COMMANDS.values() if c.tooldef for p in c.tooldef.params if p.enum
+             if any(o.param == p.name for o in c.opts)}
+    assert enums == ENUM_PARAMS
 
 
 def test_remember_declares_the_session_id_it_reads(tmp_path):
