@@ -27,7 +27,7 @@ def colour_on(stream=None) -> bool:
 
 
 def paint(text: str, style: str, on: bool | None = None) -> str:
-    if not (colour_on() if on is None else on):
+    if not text or not (colour_on() if on is None else on):
         return text
     return f"\x1b[{_STYLES[style]}m{text}\x1b[0m"
 
@@ -142,9 +142,11 @@ _STOP = {"the", "and", "for", "who", "what", "when", "where", "which", "how", "w
 
 
 def terms_of(query: str) -> list[str]:
-    """The query words worth highlighting (no stop words, no one-letter words)."""
-    words = re.findall(r"\w[\w'-]*", query.lower())
-    return [w for w in dict.fromkeys(words) if w not in _STOP and len(w) > 1]
+    """The query words worth highlighting, as stems ("leading" finds "lead" and "leads"),
+    without stop words or one-letter words."""
+    words = [w for w in re.findall(r"\w[\w'-]*", query.lower()) if w not in _STOP and len(w) > 1]
+    stems = (re.sub(r"(ing|ed|es|s)$", "", w) for w in words)
+    return list(dict.fromkeys(st if len(st) >= 3 else w for st, w in zip(stems, words)))
 
 
 def highlight(text: str, terms: list[str], on: bool) -> str:
@@ -186,15 +188,15 @@ def _recall(b: dict, args: dict, paths: dict | None = None) -> None:
     if facts or results is None:
         heading = "recent facts" if results is not None else "facts"
         print(paint(f"{heading} ({len(facts)})", "title", on) if facts else f"{heading}: none")
+    terms = terms_of(str(args.get("query") or ""))
     for f in facts:
-        print("  " + fact_line(f, on))
+        print("  " + highlight(fact_line(f, on), terms, on))
     if results is not None:
         if facts:
             print()
         if b.get("search_degraded"):
             print(paint(f"({_DEGRADED.get(b['search_degraded'], b['search_degraded'])})", "dim", on))
         print(paint(f"pages ({len(results)})", "title", on) if results else "pages: none match the query")
-        terms = terms_of(str(args.get("query") or ""))
         width = _width()
         for i, r in enumerate(results):
             if i:

@@ -137,3 +137,15 @@ def test_a_closed_pipe_ends_quietly(vault):
         err = p.stderr.read().decode()
         p.wait(timeout=60)
         assert "Traceback" not in err and "BrokenPipe" not in err, (argv, err)
+
+
+def test_shell_completion_knows_the_lean_commands_and_their_options():
+    def complete(words: str, cword: int) -> list[str]:
+        r = brain(env={"_BRAIN_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(cword)})
+        return r.stdout.split()
+
+    assert "--limit" in complete("brain recall --li", 2)
+    assert "recall" in complete("brain rec", 1)
+    assert "--surface" in complete("brain serve --su", 2)
+    r = brain("--show-completion", "bash")
+    assert r.returncode == 0 and "_brain_completion" in r.stdout
