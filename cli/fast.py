@@ -123,7 +123,7 @@ def _run(argv: list[str]) -> int:
     _check(cmd, args)
     if cmd.name == "recall":
         args.setdefault("limit", RECALL_LIMIT)
-    body, is_error = _backend_call(cmd.tool, args, ns.no_daemon)
+    body, is_error = backend_call(cmd.tool, args, ns.no_daemon)
     if body is None:
         return 1
     if ns.json:
@@ -152,7 +152,7 @@ def _lookups(cmd: Command, body: dict, args: dict) -> dict:
     return {"near": pages.near(args["name"])}
 
 
-def _backend_call(tool: str, args: dict, no_daemon: bool) -> tuple[dict | None, bool]:
+def backend_call(tool: str, args: dict, no_daemon: bool) -> tuple[dict | None, bool]:
     from .backend import call
 
     try:
@@ -171,7 +171,7 @@ def _call(ns) -> int:
     if not isinstance(arguments, dict):
         raise UsageError(f"the arguments must be one JSON object, not a {type(arguments).__name__}.",
                          'wrap them in braces, e.g. brain call recall \'{"entity": "people/me"}\'')
-    body, is_error = _backend_call(ns.verb, arguments, ns.no_daemon)
+    body, is_error = backend_call(ns.verb, arguments, ns.no_daemon)
     if body is None:
         return 1
     print(json.dumps(body, indent=2, ensure_ascii=False))

@@ -51,20 +51,20 @@ def get_page(name: str, *, no_daemon: bool = False, json_out: bool = False) -> i
     vault, pages = where
     hit = pages.resolve(name)
     slug = hit[0] if hit else name.strip().removesuffix(".md")
-    from .fast import _backend_call
+    from .fast import backend_call
 
-    body, is_error = _backend_call("get_page", {"slug": slug}, no_daemon)
+    body, is_error = backend_call("get_page", {"slug": slug}, no_daemon)
     if body is None:
         return 1
     if json_out:
         print(json.dumps(body, indent=2, ensure_ascii=False))
         return 1 if is_error else 0
     if is_error:
-        return _not_found(name, pages) if body.get("error") == "not_found" else (render.error(body) or 1)
+        if body.get("error") == "not_found":
+            return _not_found(name, pages)
+        render.error(body)
+        return 1
     content = body.get("content") or ""
-    if render.colour_on():
-        path = hit[1] if hit else slug + ".md"
-        print(render.paint(path, "path"), file=sys.stderr)
     sys.stdout.write(content if content.endswith("\n") else content + "\n")
     return 0
 

@@ -51,7 +51,9 @@ def speak_cli(text: str, cmd=None) -> str:
         return text
     for o in cmd.all_opts():
         if o.param and not o.positional:
-            text = re.sub(rf'(?<![\w-])(["`]?){re.escape(o.param)}\1(?![\w-])', o.names[0], text)
+            # a quoted name, or one with an underscore, is the wire's; a plain word may be English
+            quote = "[\"`]" if "_" not in o.param else "[\"`]?"
+            text = re.sub(rf'(?<![\w-])({quote}){re.escape(o.param)}\1(?![\w-])', o.names[0], text)
     return text
 
 
