@@ -43,6 +43,9 @@ _WIRE = ((re.compile(r"`?facts\[\]\.fact_id`?"), "the #id that `brain recall` pr
          (re.compile(r"the `id` that remember returned"), "the number `brain remember` printed"))
 
 
+_ENGLISH = {"entity", "entities", "since", "limit", "query", "reason", "kind", "fact", "grep"}
+
+
 def speak_cli(text: str, cmd=None) -> str:
     """An error text written for agents, with parameter names turned into flags."""
     for pattern, words in _WIRE:
@@ -51,8 +54,8 @@ def speak_cli(text: str, cmd=None) -> str:
         return text
     for o in cmd.all_opts():
         if o.param and not o.positional:
-            # a quoted name, or one with an underscore, is the wire's; a plain word may be English
-            quote = "[\"`]" if "_" not in o.param else "[\"`]?"
+            # a plain word that is also English ("since", "limit") is the wire's only when quoted
+            quote = "[\"`]" if o.param in _ENGLISH else "[\"`]?"
             text = re.sub(rf'(?<![\w-])({quote}){re.escape(o.param)}\1(?![\w-])', o.names[0], text)
     return text
 
@@ -65,7 +68,9 @@ def error(body: dict, cmd=None) -> None:
     if fix == GENERIC_PARAM_SUGGESTION or not fix:
         fix = f"run `brain {cmd.name} --help` for its options" if cmd is not None else fix
     on = colour_on(sys.stderr)
-    print(paint("error:", "error", on) + f" {message}", file=sys.stderr)
+    # a verb command speaks in its flags; other callers keep the protocol's error code
+    label = "error:" if cmd is not None else f"error ({body.get('error')}):"
+    print(paint(label, "error", on) + f" {message}", file=sys.stderr)
     if fix:
         print(paint("fix:", "fix", on) + f" {speak_cli(fix, cmd)}", file=sys.stderr)
     if body.get("detail"):
