@@ -1,12 +1,15 @@
-"""The typer app: every `brain` command, with help.
+"""The typer app: every `brain` command, with help and shell completion.
 
-The hot verb commands are listed here for `--help` but run through the lean
-path in `fast.py`. Feature areas register their own commands from their own
-modules (`register(app)`), so this file stays a table of contents.
+The verb commands are declared once, in `commands.py`; here they become click
+commands so `--help` and completion know their options, while `entry.py`
+runs them on the lean path in `fast.py`. Feature areas register their own
+commands from their own modules (`register(app)`), so this file stays a
+table of contents.
 """
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import importlib.util
 import os
@@ -29,10 +32,14 @@ class _BrainApp(typer.Typer):
     def __call__(self, *args, **kwargs):
         from ..daemon.config import ConfigError
 
+        import click
+
         try:
-            return super().__call__(*args, **kwargs)
-        except (SystemExit, KeyboardInterrupt):
+            return brain_command()(*args, **kwargs)
+        except (SystemExit, KeyboardInterrupt, BrokenPipeError):
             raise
+        except click.exceptions.Exit as e:  # raised by completion's eager options
+            raise SystemExit(e.exit_code) from None
         except Exception as e:
             if os.environ.get("BRAIN_DEBUG"):
                 raise
@@ -55,7 +62,7 @@ class _BrainApp(typer.Typer):
 app = _BrainApp(
     help="brain — a local-first memory server for AI agents over a folder of Markdown notes.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
 )
 
@@ -163,78 +170,79 @@ def config_list():
         typer.echo(f"{key} = {_shown(config_mod.get(cfg, key))}")
 
 
-_COMMON = ("--json               print the exact response envelope (JSON)\n"
-           "--no-daemon          run in this process, not through the daemon\n"
-           "--remote NAME        ask the remote brain NAME instead (brain connect --list)")
-
-# name -> (usage after `brain NAME`, one-line summary, option lines); the lean
-# parser in fast.py does the parsing, this only documents it for `--help`
-_HOT_HELP: dict[str, tuple[str, str, str]] = {
-    "remember": ("FACT --provenance P [OPTIONS]", "Save one fact.",
-                 "FACT                 the claim, one sentence, in quotes\n"
-                 "--provenance, -p P   who or what said it (required), e.g. user\n"
-                 "--entity, -e E       who or what it is about: people/alice, or a name\n"
-                 "--kind, -k K         event|preference|commitment|belief|fact (default)\n"
-                 "--visibility V       world (default; every agent) or private (CLI only)\n"
-                 "--ttl T              expire after 30d, 12h, 45m, 90s, or at an ISO time"),
-    "recall": ("[QUERY] [OPTIONS]", "Read facts; with QUERY, search the pages too.",
-               "QUERY                words to search the pages for (facts: the most recent)\n"
-               "--entity, -e E       facts about one entity (slug or name)\n"
-               "--since S            since 2026-06-12, 2d, \"8 hours ago\" (not with --entity)\n"
-               "--session ID         facts saved in one agent session\n"
-               "--limit N            at most N facts and N pages (1-100; default 50)\n"
-               "--budget N           pack the answer into about N tokens (N > 0)\n"
-               "--grep G             keep only facts containing G (any case)\n"
-               "--include-expired    also show forgotten and expired facts\n"
-               "--supersessions      show facts replaced by newer ones"),
-    "forget": ("ID [--reason R]", "Expire a fact (it stays in facts.jsonl as an audit record).",
-               "ID                   the number remember printed, or #id from recall\n"
-               "--reason R           why, kept with the record"),
-    "entity": ("NAME", "Show one entity card: aliases, summary, open threads, edges, counts.",
-               "NAME                 a slug (people/alice), a title or an alias (Alice)"),
-    "context": ("ENTITIES [OPTIONS]", "Print the context pack a session-start hook injects.",
-                "ENTITIES             comma-separated slugs or names (at most 8)\n"
-                "--budget N           pack into about N tokens (N > 0)\n"
-                "--since S            only open-thread events after this ISO date\n"
-                "--session ID         the agent session asking (picks its hot facts)\n"
-                "--private            include private facts and pages"),
-    "delta": ("(--since S | --session ID) [OPTIONS]", "What changed since a cursor: pages, facts, open-thread events.",
-              "--since S            an ISO date or time, e.g. 2026-06-12 (1970-01-01: all)\n"
-              "--since-slug SLUG    resume after this page (the slug a run printed)\n"
-              "--session ID         a named cursor: each run shows changes since the last\n"
-              "--entities E         open-thread events of these entities only\n"
-              "--budget N           pack into about N tokens (N > 0)\n"
-              "--private            include private facts and pages"),
-    "call": ("VERB ['JSON']", "Call any tool with JSON arguments and print the raw envelope.",
-             "VERB                 a tool name: recall, remember, context_pack, status, ...\n"
-             "JSON                 one JSON object, e.g. '{\"entity\": \"people/me\"}'\n"
-             "--no-daemon          run in this process, not through the daemon\n"
-             "--remote NAME        ask the remote brain NAME instead (brain connect --list)"),
-}
-
-
-def _hot(name: str):
-    usage, summary, options = _HOT_HELP[name]
-    if name != "call":
-        options += "\n" + _COMMON
-    help_text = f"{summary}\n\n\b\n{options}"
-
-    @app.command(name, help=help_text, short_help=summary, options_metavar=usage,
-                 context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
-    def _cmd(ctx: typer.Context):
-        from .fast import run
-
-        raise typer.Exit(run([name] + list(ctx.args)))
-
-    return _cmd
-
-
-for _verb in _HOT_HELP:
-    _hot(_verb)
-
 # feature areas that add commands of their own
 _AREAS = ("doctor", "demo_cmd", "index_cmd", "daemon_cmd", "protocol_cmd", "hooks_cmd", "synth_cmd", "auth_cmd",
           "connect_cmd")
 for _name in _AREAS:
     if importlib.util.find_spec(f"{__package__}.{_name}") is not None:
         importlib.import_module(f"{__package__}.{_name}").register(app)
+
+
+def _from_argparse(name: str, parser, summary: str, run) -> "click.Command":
+    """A click command mirroring a lean argparse parser, for `--help` and shell
+    completion; running it hands the raw arguments to `run` (the lean path)."""
+    import click
+
+    class _Lean(click.Command):
+        def parse_args(self, ctx, args):
+            ctx.meta["brain_argv"] = list(args)
+            return super().parse_args(ctx, args)
+
+    params, args_help = [], []
+    for action in parser._actions:
+        if isinstance(action, argparse._HelpAction):
+            continue
+        if not action.option_strings:
+            metavar = action.dest.upper()
+            optional = action.nargs == "?"
+            params.append(click.Argument([action.dest], required=not optional,
+                                         metavar=f"[{metavar}]" if optional else metavar))
+            if action.help:
+                args_help.append(f"{metavar}  {action.help}")
+        elif isinstance(action, argparse._StoreTrueAction):
+            params.append(click.Option(list(action.option_strings), is_flag=True, help=action.help))
+        else:
+            kind = click.Choice(list(action.choices)) if action.choices else (action.type or str)
+            params.append(click.Option(list(action.option_strings), type=kind, required=action.required,
+                                       help=action.help))
+
+    def callback(**_):
+        raise SystemExit(run(click.get_current_context().meta["brain_argv"]))
+
+    return _Lean(name, params=params, callback=callback, short_help=summary, options_metavar="[OPTIONS]",
+                 help=summary + ("\n\n\b\n" + "\n".join(args_help) if args_help else ""))
+
+
+def brain_command():
+    """The whole command tree: the typer app plus the verb commands."""
+    from typer.main import get_command
+
+    from .commands import COMMANDS
+
+    from .daemon_cmd import _serve_parser, serve_main
+    from .fast import parser_for, run
+
+    group = get_command(app)
+    for cmd in COMMANDS.values():
+        group.add_command(_from_argparse(cmd.name, parser_for(cmd, with_help=True), cmd.help_summary,
+                                         lambda argv, name=cmd.name: run([name, *argv])), cmd.name)
+    serve = _serve_parser()
+    group.add_command(_from_argparse("serve", serve, serve.description, serve_main), "serve")
+    return group
+
+
+def run_app(argv: list[str]) -> int:
+    group = brain_command()
+    if argv and not argv[0].startswith("-") and argv[0] not in group.commands:
+        import difflib
+
+        near = difflib.get_close_matches(argv[0], list(group.commands), n=1, cutoff=0.6)
+        print(f"error: brain has no command {argv[0]!r}.", file=sys.stderr)
+        print("fix: " + (f"did you mean `brain {near[0]}`? " if near else "") + "`brain --help` lists the commands",
+              file=sys.stderr)
+        return 2
+    try:
+        app(args=argv, prog_name="brain", standalone_mode=True)
+    except SystemExit as e:
+        return int(e.code or 0) if not isinstance(e.code, str) else 1
+    return 0

@@ -1,9 +1,9 @@
 """`brain daemon start|stop|status|logs` and `brain serve`.
 
 `brain serve` is what an MCP host spawns, so it takes a lean path
-(`serve_main`, argparse, no typer) from `entry.py`; the typer command here
-gives it `--help` and runs the same function. typer is imported inside
-`register` only, for the same reason.
+(`serve_main`, argparse, no typer) from `entry.py`; its parser is its only
+declaration (`app.py` makes `--help` and completion from it). typer is
+imported inside `register` only, for the same reason.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ DEFAULT_HTTP_PORT = 3131
 
 
 def _serve_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="brain serve", description="Serve MCP: stdio relay to the daemon (default), "
-                                "in-process stdio (--no-daemon) or Streamable HTTP (--http).")
+    p = argparse.ArgumentParser(prog="brain serve", description="Serve MCP: what an MCP host spawns (stdio relay to "
+                                "the daemon, or in-process with --no-daemon), or --http for remote agents.")
     p.add_argument("--surface", help="verbs | starter | full (default: config mcp_surface, else full)")
     p.add_argument("--http", action="store_true", help="serve Streamable HTTP MCP with bearer tokens")
     p.add_argument("--host", help=f"HTTP bind address (default {DEFAULT_HTTP_HOST})")
@@ -199,28 +199,7 @@ def register(app) -> None:
                 else:
                     time.sleep(0.3)
 
-    @app.command("serve")
-    def serve(surface: str = typer.Option(None, "--surface", help="verbs | starter | full"),
-              http: bool = typer.Option(False, "--http", help="Streamable HTTP MCP with bearer tokens"),
-              host: str = typer.Option(None, "--host", help=f"HTTP bind address (default {DEFAULT_HTTP_HOST})"),
-              port: int = typer.Option(None, "--port", help=f"HTTP port (default {DEFAULT_HTTP_PORT})"),
-              no_daemon: bool = typer.Option(False, "--no-daemon", help="run the engine in this process"),
-              remote: str = typer.Option(None, "--remote", help="relay stdio to this remote brain (brain connect)")):
-        """Serve MCP: what an MCP host spawns (stdio), or --http for remote agents."""
-        argv = []
-        if surface:
-            argv += ["--surface", surface]
-        if http:
-            argv.append("--http")
-        if host:
-            argv += ["--host", host]
-        if port is not None:
-            argv += ["--port", str(port)]
-        if no_daemon:
-            argv.append("--no-daemon")
-        if remote:
-            argv += ["--remote", remote]
-        raise typer.Exit(serve_main(argv))
+    # `brain serve` is declared once, by _serve_parser; app.py makes its help and completion from it
 
     @check("daemon")
     def _daemon_check(ctx):

@@ -1,22 +1,22 @@
 """The `brain` console script.
 
-Hot verb commands (recall, remember, forget, entity, context, delta, call)
-take a lean argparse path that imports neither typer nor anything heavy;
-everything else goes to the typer app.
+Verb commands (declared in `commands.py`: recall, remember, forget, entity,
+context, delta, get, open, call) take a lean argparse path that imports
+neither typer nor anything heavy; everything else, and `--help` and shell
+completion for every command, goes to the typer app.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
-HOT = {"recall", "remember", "forget", "entity", "context", "delta", "call"}
+
+def _wants_help(args: list[str]) -> bool:
+    return any(a in ("-h", "--help") for a in args)
 
 
-def main(argv: list[str] | None = None) -> int:
-    from ..daemon.private_files import restrict_umask
-
-    restrict_umask()  # caches, logs and tokens are private from their first byte
-    argv = list(sys.argv[1:] if argv is None else argv)
+def _dispatch(argv: list[str]) -> int:
     if not argv:
         from .status_view import bare_brain
 
@@ -26,26 +26,52 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"brain {__version__}")
         return 0
-    if argv[:2] == ["hook", "session-start"] and not any(a in ("-h", "--help") for a in argv[2:]):
+    if argv[:2] == ["hook", "session-start"] and not _wants_help(argv[2:]):
         from ..hooks.session_start import main as session_start  # a harness waits on this: stay lean
 
         return session_start(argv[2:])
-    if argv and argv[0] in HOT and not any(a in ("-h", "--help") for a in argv[1:]):
-        from .fast import run
+    if argv and not _wants_help(argv[1:]):
+        from .commands import COMMANDS
 
-        return run(argv)
-    if argv and argv[0] == "serve" and not any(a in ("-h", "--help") for a in argv[1:]):
+        if argv[0] in COMMANDS:
+            from .fast import run
+
+            return run(argv)
+    if argv and argv[0] == "serve" and not _wants_help(argv[1:]):
         # what MCP hosts spawn: the relay must answer initialize fast
         from .daemon_cmd import serve_main
 
         return serve_main(argv[1:])
-    from .app import app
+    from .app import run_app
 
+    return run_app(argv)
+
+
+def _quiet_stdout() -> None:
+    """After the reader of our output went away: send the rest nowhere, so the
+    interpreter's final flush cannot fail a second time."""
     try:
-        app(args=argv, prog_name="brain", standalone_mode=True)
-    except SystemExit as e:
-        return int(e.code or 0) if not isinstance(e.code, str) else 1
-    return 0
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError):
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    from ..daemon.private_files import restrict_umask
+
+    restrict_umask()  # caches, logs and tokens are private from their first byte
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        code = _dispatch(argv)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:  # `brain recall … | head -1`: the reader has what it wanted
+        _quiet_stdout()
+        return 141  # what a shell reports for a program ended by SIGPIPE
+    except KeyboardInterrupt:
+        return 130
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
-"""The lean path for hot verb commands: argparse, one call, print, exit.
+"""The lean path for verb commands: parse, one call, print, exit.
 
-Nothing here imports typer, torch, numpy, tantivy or the MCP SDK, so
-`brain recall` answers in tens of milliseconds when the daemon is up.
+The parser is made from the declarations in `commands.py`. Nothing here
+imports typer, torch, numpy, tantivy or the MCP SDK, so `brain recall`
+answers in tens of milliseconds when the daemon is up.
 """
 
 from __future__ import annotations
@@ -11,146 +12,167 @@ import json
 import sys
 
 from . import render
+from .commands import COMMANDS, HUMAN_SINCE, RECALL_LIMIT, Command
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="brain", add_help=False)
-    sub = p.add_subparsers(dest="cmd", required=True)
+class UsageError(Exception):
+    def __init__(self, message: str, fix: str):
+        super().__init__(message)
+        self.fix = fix
 
-    def common(sp):
-        sp.add_argument("--json", action="store_true", help="print the exact response envelope")
-        sp.add_argument("--no-daemon", action="store_true", help="run in this process instead of the daemon")
-        sp.add_argument("--remote", help="call the remote brain of this name (see `brain connect --list`)")
 
-    r = sub.add_parser("remember")
-    r.add_argument("fact")
-    r.add_argument("--provenance", "-p", required=True)
-    r.add_argument("--entity", "-e")
-    r.add_argument("--kind", "-k")
-    r.add_argument("--visibility")
-    r.add_argument("--ttl")
-    common(r)
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse's own wording, with our fix line
+        raise UsageError(message, f"run `{self.prog} --help` for its options")
 
-    q = sub.add_parser("recall")
-    q.add_argument("query", nargs="?")
-    q.add_argument("--entity", "-e")
-    q.add_argument("--since")
-    q.add_argument("--session")
-    q.add_argument("--limit", type=int)
-    q.add_argument("--budget", type=int)
-    q.add_argument("--grep")
-    q.add_argument("--include-expired", action="store_true")
-    q.add_argument("--supersessions", action="store_true")
-    common(q)
 
-    f = sub.add_parser("forget")
-    f.add_argument("id")
-    f.add_argument("--reason")
-    common(f)
-
-    e = sub.add_parser("entity")
-    e.add_argument("name")
-    common(e)
-
-    c = sub.add_parser("context")
-    c.add_argument("entities")
-    c.add_argument("--budget", type=int)
-    c.add_argument("--since")
-    c.add_argument("--session")
-    c.add_argument("--private", action="store_true")
-    common(c)
-
-    d = sub.add_parser("delta")
-    d.add_argument("--since")
-    d.add_argument("--since-slug")
-    d.add_argument("--session")
-    d.add_argument("--entities")
-    d.add_argument("--budget", type=int)
-    d.add_argument("--private", action="store_true")
-    common(d)
-
-    k = sub.add_parser("call")
-    k.add_argument("verb")
-    k.add_argument("arguments", nargs="?", default="{}")
-    k.add_argument("--no-daemon", action="store_true")
-    k.add_argument("--remote")
+def parser_for(cmd: Command, with_help: bool = False) -> argparse.ArgumentParser:
+    """The command's parser; `with_help` adds each option's help (for `--help`, not needed to parse)."""
+    p = _Parser(prog=f"brain {cmd.name}", add_help=False, allow_abbrev=False)
+    for o in cmd.all_opts():
+        kw: dict = {"dest": o.dest, "help": cmd.help_of(o) if with_help else None}
+        if o.positional:
+            p.add_argument(o.dest, help=kw["help"], **({"nargs": "?"} if o.optional_positional else {}))
+            continue
+        if o.kind == "flag":
+            kw["action"] = "store_true"
+        else:
+            kw["type"] = int if o.kind == "int" else str
+            kw["required"] = o.required
+            if cmd.choices_of(o):
+                kw["choices"] = cmd.choices_of(o)
+        p.add_argument(*o.names, **kw)
     return p
 
 
-def _args_for(ns) -> tuple[str, dict]:
-    def pick(**kw):
-        return {k: v for k, v in kw.items() if v not in (None, False)}
+def unknown_flag(cmd: Command, argv: list[str]) -> UsageError | None:
+    """A flag this command does not have, with the nearest one it does."""
+    known = [n for o in cmd.all_opts() for n in o.names if n.startswith("-")] + ["--help", "-h"]
+    for a in argv:
+        if a == "--":
+            break
+        if not a.startswith("-") or a == "-" or a[1:2].isdigit():
+            continue
+        flag = a.split("=", 1)[0]
+        if flag in known:
+            continue
+        import difflib
 
-    if ns.cmd == "remember":
-        return "remember", pick(fact=ns.fact, provenance=ns.provenance, entity=ns.entity, kind=ns.kind,
-                                visibility=ns.visibility, ttl=ns.ttl)
-    if ns.cmd == "recall":
-        return "recall", pick(query=ns.query, entity=ns.entity, since=ns.since, session_id=ns.session,
-                              limit=ns.limit, budget_tokens=ns.budget, grep=ns.grep,
-                              include_expired=ns.include_expired, supersessions=ns.supersessions)
-    if ns.cmd == "forget":
-        return "forget", pick(id=ns.id, reason=ns.reason)
-    if ns.cmd == "entity":
-        return "entity", {"name": ns.name}
-    if ns.cmd == "context":
-        return "context_pack", pick(entities=ns.entities, budget_tokens=ns.budget, since=ns.since,
-                                    session_id=ns.session, include_private=ns.private)
-    if ns.cmd == "delta":
-        return "delta", pick(since=ns.since, since_slug=ns.since_slug, session_id=ns.session,
-                             entities=ns.entities, budget_tokens=ns.budget, include_private=ns.private)
-    raise AssertionError(ns.cmd)
+        near = difflib.get_close_matches(flag, known, n=1, cutoff=0.6)
+        hint = f"did you mean {near[0]}? " if near else ""
+        return UsageError(f"brain {cmd.name} has no option {flag}.",
+                          f"{hint}`brain {cmd.name} --help` lists its options")
+    return None
+
+
+def to_args(cmd: Command, ns) -> dict:
+    """The tool arguments a parsed command line fills (flags left out are absent)."""
+    out = {}
+    for o in cmd.all_opts():
+        if o.param is None:
+            continue
+        v = getattr(ns, o.dest)
+        if v is None or v is False:
+            continue
+        out[o.param] = v
+    return out
+
+
+def _check(cmd: Command, args: dict) -> None:
+    """What a person gets wrong before anything is called, in terms of flags."""
+    budget = args.get("budget_tokens")
+    if budget is not None and budget <= 0:
+        raise UsageError(f"--budget {budget} is not a token budget.",
+                         "pass a positive number of tokens, e.g. --budget 500, or leave --budget out for no limit")
+    if "limit" in args:  # only when given: the default needs no check (and no tool definitions)
+        top = cmd.tooldef.param("limit").maximum
+        if not 1 <= args["limit"] <= top:
+            raise UsageError(f"--limit {args['limit']} is out of range.", f"pass a number from 1 to {top}")
+    if (cmd.name, "since") in HUMAN_SINCE and args.get("since"):
+        from ..daemon.protocol import iso
+        from ..daemon.timeparse import HUMAN_SINCE_FORMS, parse_since_human
+
+        ts = parse_since_human(args["since"])
+        if ts is None:
+            raise UsageError(f"--since {args['since']!r} is not a date or a time ago.", f"use {HUMAN_SINCE_FORMS}")
+        args["since"] = iso(ts)  # the wire gets one unambiguous instant
 
 
 def run(argv: list[str]) -> int:
-    parser = _parser()
     try:
-        ns = parser.parse_args(argv)
-    except SystemExit as e:
-        return int(e.code or 2)
-    from .backend import NoVault, call
+        return _run(argv)
+    except UsageError as e:
+        render.usage_error(str(e), e.fix)
+        return 2
 
-    if ns.cmd == "call":
-        try:
-            arguments = json.loads(ns.arguments)
-        except ValueError as e:
-            print(f"error: the arguments are not JSON ({e}).", file=sys.stderr)
-            print('fix: pass one JSON object, e.g. brain call recall \'{"entity": "people/me"}\'', file=sys.stderr)
-            return 2
-        if not isinstance(arguments, dict):
-            print("error: the arguments must be one JSON object, not a " + type(arguments).__name__ + ".", file=sys.stderr)
-            print('fix: wrap them in braces, e.g. brain call recall \'{"entity": "people/me"}\'', file=sys.stderr)
-            return 2
-        verb, args = ns.verb, arguments
-    else:
-        verb, args = _args_for(ns)
-        budget = getattr(ns, "budget", None)
-        if budget is not None and budget <= 0:
-            print(f"error: --budget {budget} is not a token budget.", file=sys.stderr)
-            print("fix: pass a positive number of tokens, e.g. --budget 500, or leave --budget out for no limit.",
-                  file=sys.stderr)
-            return 2
-        if ns.cmd == "recall" and ns.since:
-            from ..daemon.timeparse import parse_since_lenient
 
-            # the verb answers an unparseable since with no facts (by protocol);
-            # a person typing it deserves to know why
-            if parse_since_lenient(ns.since) is None:
-                print(f"error: --since {ns.since!r} is not a date or a relative time.", file=sys.stderr)
-                print('fix: use a date like 2026-06-12, or "30m", "2d", "8 hours ago".', file=sys.stderr)
-                return 2
-    try:
-        body, is_error = call(verb, args, no_daemon=ns.no_daemon, remote=getattr(ns, "remote", None))
-    except NoVault as e:
-        print(f"error: {e}", file=sys.stderr)
+def _run(argv: list[str]) -> int:
+    cmd = COMMANDS[argv[0]]
+    bad = unknown_flag(cmd, argv[1:])
+    if bad:
+        raise bad
+    ns = parser_for(cmd).parse_args(argv[1:])
+    if cmd.name == "call":
+        return _call(ns)
+    if cmd.name in ("get", "open"):
+        from .page_cmds import get_page, open_page
+
+        return get_page(ns.page, no_daemon=ns.no_daemon, json_out=ns.json) if cmd.name == "get" \
+            else open_page(ns.page)
+    args = to_args(cmd, ns)
+    _check(cmd, args)
+    if cmd.name == "recall":
+        args.setdefault("limit", RECALL_LIMIT)
+    body, is_error = backend_call(cmd.tool, args, ns.no_daemon, ns.remote)
+    if body is None:
         return 1
-    except Exception as e:  # the daemon or the vault is broken: say so plainly
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    if ns.cmd == "call" or getattr(ns, "json", False):
+    if ns.json:
         print(json.dumps(body, indent=2, ensure_ascii=False))
         return 1 if is_error else 0
     if is_error:
-        render.error(body)
+        render.error(body, cmd)
         return 1
-    render.show(verb, body)
+    render.show(cmd.tool, body, args, **_lookups(cmd, body, args))
     return 0
+
+
+def _lookups(cmd: Command, body: dict, args: dict) -> dict:
+    """What the page index adds for a person: result file paths, near entity names."""
+    wants_paths = cmd.name == "recall" and body.get("results")
+    wants_near = cmd.name == "entity" and not body.get("found") and not body.get("suggestions")
+    if not (wants_paths or wants_near):
+        return {}
+    from .backend import places, vault_path
+    from .page_lookup import Pages
+
+    p = places()
+    pages = Pages.of(p, vault_path(p))
+    if wants_paths:
+        return {"paths": pages.paths(r["slug"] for r in body["results"])}
+    return {"near": pages.near(args["name"])}
+
+
+def backend_call(tool: str, args: dict, no_daemon: bool, remote: str | None = None) -> tuple[dict | None, bool]:
+    from .backend import call
+
+    try:
+        return call(tool, args, no_daemon=no_daemon, remote=remote)
+    except Exception as e:  # no vault, or the daemon or the vault is broken: say so plainly
+        print(f"error: {e}", file=sys.stderr)
+        return None, True
+
+
+def _call(ns) -> int:
+    try:
+        arguments = json.loads(ns.arguments or "{}")
+    except ValueError as e:
+        raise UsageError(f"the arguments are not JSON ({e}).",
+                         'pass one JSON object, e.g. brain call recall \'{"entity": "people/me"}\'') from None
+    if not isinstance(arguments, dict):
+        raise UsageError(f"the arguments must be one JSON object, not a {type(arguments).__name__}.",
+                         'wrap them in braces, e.g. brain call recall \'{"entity": "people/me"}\'')
+    body, is_error = backend_call(ns.verb, arguments, ns.no_daemon, ns.remote)
+    if body is None:
+        return 1
+    print(json.dumps(body, indent=2, ensure_ascii=False))
+    return 1 if is_error else 0

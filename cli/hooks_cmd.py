@@ -1,6 +1,6 @@
 """Harness integration commands: `brain hook session-start` (what a harness
 runs), `brain hooks install|uninstall claude|codex`, `brain mcp install
-claude|codex`, and the `brain doctor hooks` check.
+claude|codex|opencode|cursor|vscode|gemini`, and the `brain doctor hooks` check.
 
 `brain hook session-start` normally never reaches this module: `entry.py`
 sends it straight to `hooks.session_start` so a harness does not wait for
@@ -24,6 +24,9 @@ from . import backend
 from .doctor import DoctorContext, check
 
 HARNESS_HELP = "claude (Claude Code) or codex (OpenAI Codex)"
+MCP_HOST_HELP = "claude, codex, opencode, cursor, vscode or gemini"
+SCOPE_HELP = ("user: every project (default); project: this repository's shared config; local: this "
+              "repository, only you (claude only). codex takes user only")
 
 
 def _harness(name: str) -> str:
@@ -100,12 +103,46 @@ def hooks_uninstall(harness: str, project: bool, dry_run: bool) -> int:
     return 0
 
 
-def mcp_install(harness: str, scope: str, dry_run: bool) -> int:
-    """Register `brain serve --surface verbs` with the harness's own CLI, or
-    print the command and the config block when that CLI is not installed."""
+def _mcp_file_install(name: str, scope: str, dry_run: bool) -> int:
+    """Register with a host that reads its MCP servers from a JSON file."""
     from ..hooks import install as inst
+    from ..hooks import mcp_files
     from ..hooks import mcp_register as mcp
 
+    host = mcp_files.FILE_HOSTS[name]
+    if scope not in mcp_files.FILE_SCOPES:
+        typer.echo(f"error: {host.label} has no {scope} scope.", err=True)
+        typer.echo("fix: use --scope user (every project) or --scope project (this repository).", err=True)
+        return 2
+    try:
+        changes = mcp_files.plan(host, scope, [*inst.brain_program(), *mcp.MCP_SERVER_ARGS])
+    except inst.InstallError as e:
+        typer.echo(f"error: {e}", err=True)
+        return 1
+    if not changes:
+        typer.echo(f"already registered: {host.path(scope)} starts brain; nothing to do.")
+        return 0
+    _show_plan(changes, dry_run)
+    if not dry_run:
+        typer.echo(f"{host.label} starts brain with its next session (reload the window or restart it).")
+    return 0
+
+
+def mcp_install(harness: str, scope: str, dry_run: bool) -> int:
+    """Register `brain serve --surface verbs`: with the harness's own CLI (claude,
+    codex; the command and config block are printed when that CLI is not
+    installed), or by editing the host's JSON config (the others)."""
+    from ..hooks import install as inst
+    from ..hooks import mcp_files
+    from ..hooks import mcp_register as mcp
+
+    if harness in mcp_files.FILE_HOSTS:
+        return _mcp_file_install(harness, scope, dry_run)
+    if harness == "codex" and scope != "user":
+        typer.echo(f"error: codex registers MCP servers for your user only (in {inst.codex_home() / 'config.toml'}); "
+                   f"--scope {scope} cannot be honoured.", err=True)
+        typer.echo("fix: run `brain mcp install codex` without --scope (or with --scope user).", err=True)
+        return 2
     program = inst.brain_program()
     argv = mcp.mcp_add_argv(harness, program, scope)
     exe = shutil.which(argv[0])
@@ -199,9 +236,9 @@ def _hooks_check(ctx: DoctorContext):
             state = inst.codex_flag_state(inst.read_text(t.flag_file))
             if state is False:
                 yield ("fail", "codex feature flag", f"hooks are switched off in {t.flag_file}: set "
-                       "`[features] codex_hooks = true`")
+                       "`[features] hooks = true`")
             elif state is None:
-                yield ("warn", "codex feature flag", f"{t.flag_file} does not set `[features] codex_hooks = true` "
+                yield ("warn", "codex feature flag", f"{t.flag_file} does not set `[features] hooks = true` "
                        "(older Codex builds need it): run `brain hooks install codex`")
     argv = None
     for _, _, command, _ in found:
@@ -290,14 +327,22 @@ def register(app: typer.Typer) -> None:
     mcp_app = typer.Typer(help="Register brain as an MCP server with a harness.", no_args_is_help=True)
 
     @mcp_app.command("install")
-    def mcp_install_cmd(harness: str = typer.Argument(..., metavar="HARNESS", help=HARNESS_HELP),
-                        scope: str = typer.Option("user", "--scope", help="claude only: user, project or local"),
-                        dry_run: bool = typer.Option(False, "--dry-run", help="print the command; run nothing")):
-        """Register `brain serve --surface verbs` (runs `claude mcp add` / `codex mcp add` when installed)."""
+    def mcp_install_cmd(harness: str = typer.Argument(..., metavar="HOST", help=MCP_HOST_HELP),
+                        scope: str = typer.Option("user", "--scope", help=SCOPE_HELP),
+                        dry_run: bool = typer.Option(False, "--dry-run", help="print the command or diff; change nothing")):
+        """Register `brain serve --surface verbs` as an MCP server (runs `claude mcp add` / `codex mcp add`;
+        edits the JSON config of opencode, Cursor, VS Code and Gemini CLI)."""
+        from ..hooks.mcp_files import FILE_HOSTS
+        from ..hooks.mcp_register import MCP_HOSTS
+
+        if harness not in MCP_HOSTS + tuple(FILE_HOSTS):
+            typer.echo(f"error: unknown MCP host {harness!r}.", err=True)
+            typer.echo(f"fix: use one of {MCP_HOST_HELP}.", err=True)
+            raise typer.Exit(2)
         if scope not in ("user", "project", "local"):
             typer.echo(f"error: unknown scope {scope!r}.", err=True)
             typer.echo("fix: use --scope user, project or local.", err=True)
             raise typer.Exit(2)
-        raise typer.Exit(mcp_install(_harness(harness), scope, dry_run))
+        raise typer.Exit(mcp_install(harness, scope, dry_run))
 
     app.add_typer(mcp_app, name="mcp")

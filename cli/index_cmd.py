@@ -83,6 +83,10 @@ def _index_in_foreground(engine, quiet: bool, vectors: bool = False) -> dict:
     if vectors and engine.setting("embeddings.enabled"):
         # only chunks whose text has no vector yet are embedded: re-runs cost nothing
         v_started = time.monotonic()
+        stored = _all_embedded(engine)
+        if stored is not None:  # loading the model would take seconds to embed nothing
+            report.update(vectors=stored, embedded=0, vector_seconds=round(time.monotonic() - v_started, 2))
+            return report
         if quiet:
             engine.load_models(background=False)
         else:
@@ -94,6 +98,28 @@ def _index_in_foreground(engine, quiet: bool, vectors: bool = False) -> dict:
         report["embedded"] = stats.get("embedded", 0)
         report["vector_seconds"] = round(time.monotonic() - v_started, 2)
     return report
+
+
+def _all_embedded(engine) -> int | None:
+    """How many chunk vectors are stored when every chunk and every fact that
+    needs one already has it (for the stored model); None when some work is left."""
+    from ..indexer.fact_vectors import fact_key
+    from ..indexer.vector_files import SIDECAR
+
+    try:
+        meta = json.loads((engine.cache_dir / SIDECAR).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    deleted = set(meta.get("deleted") or [])
+    live = {h for i, h in enumerate(meta.get("labels") or []) if h is not None and i not in deleted}
+    if any(h not in live for (h,) in engine.page_db.execute("SELECT DISTINCT hash FROM chunks")):
+        return None
+    facts = engine.facts.query(["entity_slug IS NOT NULL"], [], "id", None)
+    with engine.facts.lock:
+        keys = dict(engine.facts.db.execute("SELECT id, model FROM fact_vectors").fetchall())
+    if any(keys.get(int(f["id"])) != fact_key(meta.get("model"), f["fact"]) for f in facts):
+        return None
+    return len(live)
 
 
 def _print_report(engine, report: dict, json_out: bool) -> None:

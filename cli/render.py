@@ -1,17 +1,80 @@
-"""Human output for the verb commands (the JSON envelope is `--json`)."""
+"""Human output for the verb commands (the JSON envelope is `--json`).
+
+Colour: on when stdout is a terminal; NO_COLOR (set, not empty) turns it off
+everywhere, and FORCE_COLOR (set, not empty, not 0) turns it on for a pipe
+(`brain recall … | less -R`). NO_COLOR wins when both are set. `--json` is
+never coloured.
+"""
 
 from __future__ import annotations
 
 import datetime as _dt
+import os
+import re
 import sys
 
 from ..indexer.search_modes import KEYWORD_ONLY, KEYWORD_ONLY_TEXT
 
+_STYLES = {"path": "1;36", "title": "1", "hit": "1;33", "dim": "2", "error": "1;31", "fix": "32", "id": "35"}
 
-def error(body: dict) -> None:
-    print(f"error ({body.get('error')}): {body.get('message')}", file=sys.stderr)
-    if body.get("suggestion"):
-        print(f"fix: {body['suggestion']}", file=sys.stderr)
+
+def colour_on(stream=None) -> bool:
+    if os.environ.get("NO_COLOR"):
+        return False
+    forced = os.environ.get("FORCE_COLOR")
+    if forced:
+        return forced != "0"
+    stream = stream or sys.stdout
+    return stream.isatty() and os.environ.get("TERM") != "dumb"
+
+
+def paint(text: str, style: str, on: bool | None = None) -> str:
+    if not text or not (colour_on() if on is None else on):
+        return text
+    return f"\x1b[{_STYLES[style]}m{text}\x1b[0m"
+
+
+def usage_error(message: str, fix: str) -> None:
+    on = colour_on(sys.stderr)
+    print(paint("error:", "error", on) + f" {message}", file=sys.stderr)
+    print(paint("fix:", "fix", on) + f" {fix}", file=sys.stderr)
+
+
+# wire words a person never typed, in the words of the command line
+_WIRE = ((re.compile(r"`?facts\[\]\.fact_id`?"), "the #id that `brain recall` prints"),
+         (re.compile(r"the `id` that remember returned"), "the number `brain remember` printed"))
+
+
+_ENGLISH = {"entity", "entities", "since", "limit", "query", "reason", "kind", "fact", "grep"}
+
+
+def speak_cli(text: str, cmd=None) -> str:
+    """An error text written for agents, with parameter names turned into flags."""
+    for pattern, words in _WIRE:
+        text = pattern.sub(words, text)
+    if cmd is None:
+        return text
+    for o in cmd.all_opts():
+        if o.param and not o.positional:
+            # a plain word that is also English ("since", "limit") is the wire's only when quoted
+            quote = "[\"`]" if o.param in _ENGLISH else "[\"`]?"
+            text = re.sub(rf'(?<![\w-])({quote}){re.escape(o.param)}\1(?![\w-])', o.names[0], text)
+    return text
+
+
+def error(body: dict, cmd=None) -> None:
+    from ..daemon.protocol import GENERIC_PARAM_SUGGESTION
+
+    message = speak_cli(f"{body.get('message')}", cmd)
+    fix = body.get("suggestion")
+    if fix == GENERIC_PARAM_SUGGESTION or not fix:
+        fix = f"run `brain {cmd.name} --help` for its options" if cmd is not None else fix
+    on = colour_on(sys.stderr)
+    # a verb command speaks in its flags; other callers keep the protocol's error code
+    label = "error:" if cmd is not None else f"error ({body.get('error')}):"
+    print(paint(label, "error", on) + f" {message}", file=sys.stderr)
+    if fix:
+        print(paint("fix:", "fix", on) + f" {speak_cli(fix, cmd)}", file=sys.stderr)
     if body.get("detail"):
         print(f"detail: {body['detail']}", file=sys.stderr)
 
@@ -32,28 +95,46 @@ def age(ts: str | None) -> str:
     return "just now"
 
 
-def fact_line(f: dict) -> str:
-    parts = [f"#{f['id']:<5}", f"{f['kind']:<10}"]
-    parts.append(f"[{f['entity_slug']}]" if f.get("entity_slug") else "[-]")
-    parts.append(f["fact"])
-    tail = f"({age(f.get('valid_from') or f.get('created_at'))}, {f.get('provenance')}"
+def when(ts: str | None) -> str:
+    """A fact's date as a person reads it: the local date, and the time when it is today."""
+    if not ts:
+        return "?"
+    try:
+        t = _dt.datetime.fromisoformat(ts.replace("Z", "+00:00")).astimezone()
+    except ValueError:
+        return ts
+    if t.date() == _dt.datetime.now().astimezone().date():
+        return "today " + t.strftime("%H:%M")
+    return t.strftime("%Y-%m-%d")
+
+
+def fact_line(f: dict, on: bool | None = None) -> str:
+    about = f"[{f['entity_slug']}]  " if f.get("entity_slug") else ""
+    kind = "" if f.get("kind") in (None, "fact") else f"{f['kind']}: "
+    tail = [when(f.get("valid_from") or f.get("created_at"))]
+    if f.get("provenance"):
+        tail.append(f"from {f['provenance']}")
     if f.get("visibility") == "private":
-        tail += ", private"
+        tail.append("private")
     if f.get("expired_at"):
-        tail += ", expired"
+        tail.append("expired")
     elif f.get("valid_until"):
-        tail += f", until {f['valid_until'][:10]}"
-    return "  ".join(parts) + "  " + tail + ")"
+        tail.append(f"until {f['valid_until'][:10]}")
+    return (paint(f"#{f['id']:<4}", "id", on) + " " + about + kind + f["fact"]
+            + "  " + paint("(" + ", ".join(tail) + ")", "dim", on))
 
 
-def show(verb: str, body: dict) -> None:
+def show(verb: str, body: dict, args: dict | None = None, **extra) -> None:
     fn = _RENDERERS.get(verb)
     if fn is None:
         import json
 
         print(json.dumps(body, indent=2, ensure_ascii=False))
         return
-    fn(body)
+    if verb in ("recall", "entity"):
+        fn(body, args or {}, **extra)
+    else:
+        fn(body)
 
 
 def _remember(b: dict) -> None:
@@ -62,35 +143,86 @@ def _remember(b: dict) -> None:
         print(f"  valid until {b['valid_until']}")
 
 
-# the protocol's evidence and degradation codes, in words a person reads
-_EVIDENCE = {"alias_hit": "alias match", "exact_title_match": "title match", "high_vector_match": "close in meaning",
-             "keyword_exact": "keyword match", "weak_semantic": "weak match"}
 _DEGRADED = {KEYWORD_ONLY: KEYWORD_ONLY_TEXT}
 
 
-def _recall(b: dict) -> None:
+_STOP = {"the", "and", "for", "who", "what", "when", "where", "which", "how", "why", "is", "are", "was", "were",
+         "with", "about", "from", "that", "this", "does", "did", "our", "my", "of", "to", "in", "on", "a", "an"}
+
+
+def terms_of(query: str) -> list[str]:
+    """The query words worth highlighting, as stems ("leading" finds "lead" and "leads"),
+    without stop words or one-letter words."""
+    words = [w for w in re.findall(r"\w[\w'-]*", query.lower()) if w not in _STOP and len(w) > 1]
+    stems = (re.sub(r"(ing|ed|es|s)$", "", w) for w in words)
+    return list(dict.fromkeys(st if len(st) >= 3 else w for st, w in zip(stems, words)))
+
+
+def highlight(text: str, terms: list[str], on: bool) -> str:
+    if not terms or not on:
+        return text
+    pattern = re.compile(r"\b(" + "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True)) + r")\w*",
+                         re.IGNORECASE)
+    return pattern.sub(lambda m: paint(m.group(0), "hit", True), text)
+
+
+def passage(chunk: str, terms: list[str], width: int, lines: int = 3) -> list[str]:
+    """The passage wrapped to the terminal, at most `lines` lines, starting near the first hit."""
+    import textwrap
+
+    text = " ".join(chunk.split())
+    room = width * lines
+    if len(text) > room and terms:
+        m = re.search(r"\b(" + "|".join(re.escape(t) for t in terms) + ")", text, re.IGNORECASE)
+        if m and m.start() > room // 3:
+            start = text.rfind(" ", 0, m.start() - room // 4) + 1
+            text = "… " + text[start:]
+    out = textwrap.wrap(text, width) or [""]
+    if len(out) > lines:
+        out = out[:lines]
+        out[-1] = out[-1][: max(0, width - 2)].rstrip() + " …"
+    return out
+
+
+def _width() -> int:
+    import shutil
+
+    return max(40, min(shutil.get_terminal_size((100, 24)).columns, 120) - 6)
+
+
+def _recall(b: dict, args: dict, paths: dict | None = None) -> None:
+    on = colour_on()
     facts = b.get("facts", [])
     results = b.get("results")
-    if results is not None:  # a query: facts are the most recent ones, pages are the matches
-        print(f"recent facts ({len(facts)}):" if facts else "recent facts: none")
-    elif not facts:
-        print("no facts found")
+    if facts or results is None:
+        heading = "facts matching the query" if results is not None else "facts"
+        print(paint(f"{heading} ({len(facts)})", "title", on) if facts else f"{heading}: none")
+    terms = terms_of(str(args.get("query") or ""))
     for f in facts:
-        print(fact_line(f))
+        print("  " + highlight(fact_line(f, on), terms, on))
     if results is not None:
-        print()
-        degraded = f"  ({_DEGRADED.get(b['search_degraded'], b['search_degraded'])})" if b.get("search_degraded") else ""
-        print((f"pages matching the query ({len(results)}):" if results else "pages matching the query: none")
-              + degraded)
-        for r in results:
+        if facts:
+            print()
+        if b.get("search_degraded"):
+            print(paint(f"({_DEGRADED.get(b['search_degraded'], b['search_degraded'])})", "dim", on))
+        print(paint(f"pages ({len(results)})", "title", on) if results else "pages: none match the query")
+        width = _width()
+        for i, r in enumerate(results):
+            if i:
+                print()
+            path = (paths or {}).get(r["slug"]) or r["slug"]
+            title = r.get("title") or ""
             stale = "  (changed on disk since indexed)" if r.get("stale") else ""
-            evidence = _EVIDENCE.get(r.get("evidence"), r.get("evidence"))
-            print(f"  {r['slug']}  — {r.get('title') or ''}  [{evidence}]{stale}")
-            chunk = (r.get("chunk") or "").strip().replace("\n", " ")
-            if chunk:
-                print(f"      {chunk[:160]}")
+            head = paint(path, "path", on)
+            if title and title != path.rsplit("/", 1)[-1].removesuffix(".md"):
+                head += "  " + paint(title, "title", on)
+            print(head + paint(stale, "dim", on))
+            chunk = (r.get("chunk") or "").strip()
+            for line in passage(chunk, terms, width) if chunk else []:
+                print("    " + highlight(line, terms, on))
     if "budget_tokens" in b:
-        print(f"(budget {b['budget_used']}/{b['budget_tokens']} tokens, {b['dropped_count']} dropped)")
+        print(paint(f"(budget {b['budget_used']}/{b['budget_tokens']} tokens, {b['dropped_count']} dropped)",
+                    "dim", on))
 
 
 def _forget(b: dict) -> None:
@@ -100,12 +232,14 @@ def _forget(b: dict) -> None:
         print(f"fact #{b['id']} was already expired; nothing changed")
 
 
-def _entity(b: dict) -> None:
+def _entity(b: dict, args: dict, near: list | None = None) -> None:
     if not b.get("found"):
-        print("no such entity" + ("; pages that may be about it:" if b.get("suggestions") else ""))
-        for s in b.get("suggestions", []):
-            print(f"  {s['slug']}  — {s['title']}")
-        if not b.get("suggestions"):
+        named = f" {args['name']!r}" if args.get("name") else ""
+        options = [(s["slug"], s["title"]) for s in b.get("suggestions", [])] or list(near or [])
+        print(f"no such entity{named}" + ("; did you mean:" if options else ""))
+        for slug, title in options:
+            print(f"  {slug}  — {title}")
+        if not options:
             print("  no page has that slug, title or alias; `brain recall WORDS` searches the pages")
         return
     c = b["card"]

@@ -1,7 +1,14 @@
-"""Argument normalization and validation, in the reference's order (§1.4).
+"""Argument normalization and validation, in the reference's order
+(docs/protocol.md §1.4).
 
 The MCP SDK's own validation is never used: its errors are prose, and the
 protocol wants an `invalid_params` envelope naming the first failing key.
+
+Undeclared argument keys are ignored, as §1.4 step 7 allows (its default
+"warn" mode lets the call proceed; rejecting them would fail callers that
+send `_meta` or `dry_run`, and agents that add a key a newer server knows).
+So every key a handler reads is declared in its tool's schema, and the CLI's
+flags are checked against the declarations by a test instead.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ are recognised so the error can show the shorthand rewrite.
 
 from __future__ import annotations
 
+import calendar
 import datetime as _dt
 import email.utils
 import re
@@ -153,3 +154,64 @@ def parse_since_strict(value: str | None, param: str = "since") -> _dt.datetime 
             f"Pass {param} as {ACCEPTED_FORMS}; relative phrases are not accepted here.",
         )
     return ts
+
+
+# -- what a person types after --since -----------------------------------------
+# The wire keeps §4.2's forms (docs/protocol.md §4.2); the CLI turns these into
+# an ISO instant before it calls, so an agent and a person mean the same thing.
+
+_HUMAN_UNITS = {**_UNITS, "w": 7 * 86400, "wk": 7 * 86400, "week": 7 * 86400, "weeks": 7 * 86400}
+_MONTHS = ("month", "months", "mo")
+_YEARS = ("year", "years", "y", "yr")
+_HUMAN_ALT = "|".join(sorted([*_HUMAN_UNITS, *_MONTHS, *_YEARS], key=len, reverse=True))
+_HUMAN_AGO = re.compile(rf"^(?:(\d+|an?|one)\s*({_HUMAN_ALT})\s+ago|(\d+)\s*({_HUMAN_ALT})|last\s+(\d+)\s*({_HUMAN_ALT}))$",
+                        re.IGNORECASE)
+_LAST = re.compile(rf"^(?:last|past|this)\s+({_HUMAN_ALT})$", re.IGNORECASE)
+
+HUMAN_SINCE_FORMS = ('a date like 2026-06-12, an ISO time, today, yesterday, last week, last month, '
+                     '"3 days ago", "2 weeks ago", "8 hours ago" or "30m"')
+
+
+def _months_back(now: _dt.datetime, n: int) -> _dt.datetime | None:
+    """The same day and time n calendar months earlier (clamped to the month's last day)."""
+    y, m = divmod(now.year * 12 + now.month - 1 - n, 12)
+    if y < 1:
+        return None
+    return now.replace(year=y, month=m + 1, day=min(now.day, calendar.monthrange(y, m + 1)[1]))
+
+
+def _back(now: _dt.datetime, n: int, unit: str) -> _dt.datetime | None:
+    u = unit.lower()
+    if u in _MONTHS:
+        return _months_back(now, n)
+    if u in _YEARS:
+        return _months_back(now, 12 * n)
+    return _shift(now, -n * _HUMAN_UNITS[u])
+
+
+def _local_midnight(now: _dt.datetime, days_back: int) -> _dt.datetime:
+    """Midnight of the person's own day (local time), days_back days ago, in UTC."""
+    local = now.astimezone()
+    start = local.replace(hour=0, minute=0, second=0, microsecond=0) - _dt.timedelta(days=days_back)
+    return start.astimezone(_dt.timezone.utc)
+
+
+def parse_since_human(value: str, now: _dt.datetime | None = None) -> _dt.datetime | None:
+    """--since as people type it: everything recall accepts, plus today, yesterday,
+    last week/month/year, "2 weeks ago", "a month ago", "last 3 days"; None otherwise."""
+    now = now or utcnow()
+    t = " ".join(value.strip().split())
+    word = t.lower()
+    if word in ("today", "now"):
+        return now if word == "now" else _local_midnight(now, 0)
+    if word == "yesterday":
+        return _local_midnight(now, 1)
+    m = _LAST.match(t)
+    if m:
+        return _back(now, 1, m.group(1))
+    m = _HUMAN_AGO.match(t)
+    if m:
+        count, unit = next((c, u) for c, u in (m.group(1, 2), m.group(3, 4), m.group(5, 6)) if u)
+        n = 1 if count.lower() in ("a", "an", "one") else int(count)
+        return _back(now, n, unit)
+    return parse_date(t)

@@ -29,6 +29,10 @@ class Param:
     description: str
     required: bool = False
     enum: tuple[str, ...] | None = None
+    # limits of a number param, for the CLI's help and checks; the wire schema
+    # keeps them in prose (docs/protocol.md §2) and the handler enforces them
+    default: int | None = None
+    maximum: int | None = None
     # strings only: None means MAX_STRING_CHARS; 0 means no cap here
     max_length: int | None = None
     # say the cap in the schema (maxLength)
@@ -55,6 +59,10 @@ class ToolDef:
     description: str
     params: tuple[Param, ...]
     annotations: dict = field(default_factory=dict)
+    summary: str = ""  # one line for a person (CLI help); `description` is for agents
+
+    def param(self, name: str) -> Param:
+        return next(p for p in self.params if p.name == name)
 
     @property
     def is_verb(self) -> bool:
@@ -98,11 +106,13 @@ RECALL = ToolDef(
         Param("session_id", "string", "Return the facts captured in this session."),
         Param("include_expired", "boolean", "Include expired and forgotten facts (default false)."),
         Param("supersessions", "boolean", "Return only the supersession audit log (facts replaced by newer ones)."),
-        Param("limit", "number", "Per-arm cap on facts and on search results; default 50, max 100."),
+        Param("limit", "number", "Per-arm cap on facts and on search results; default 50, max 100.",
+              default=50, maximum=100),
         Param("grep", "string", "Case-insensitive substring filter on fact text."),
         Param("include_pending", "boolean", "Also report pending_consolidation_count."),
     ),
     {"title": "recall (memory read)", "readOnlyHint": True},
+    "Read facts; with a query, search the pages too.",
 )
 
 REMEMBER = ToolDef(
@@ -125,8 +135,10 @@ REMEMBER = ToolDef(
         Param("entity", "string", "The person/company/project the fact is about, by name or slug."),
         Param("kind", "string", "What sort of claim this is (default fact).", enum=tuple(KINDS)),
         Param("visibility", "string", "world (default, readable by every connected agent) or private (local CLI only).", enum=tuple(VISIBILITIES)),
+        Param("session_id", "string", "The agent session saving it; recall by session_id finds it again."),
     ),
     {"title": "remember (memory write)", "idempotentHint": True},
+    "Save one fact, with who or what said it.",
 )
 
 ENTITY = ToolDef(
@@ -142,6 +154,7 @@ ENTITY = ToolDef(
         Param("name", "string", "Free-text name, alias or slug (\"Alice Example\", \"people/alice-example\").", required=True),
     ),
     {"title": "entity (card lookup, zero LLM)", "readOnlyHint": True},
+    "Show one entity card: aliases, summary, open threads, edges, counts.",
 )
 
 SYNTHESIZE = ToolDef(
@@ -159,6 +172,7 @@ SYNTHESIZE = ToolDef(
         Param("until", "string", "Only gather pages dated at or before this ISO date/datetime."),
     ),
     {"title": "synthesize (slow, costly — LLM-backed)", "readOnlyHint": True},
+    "Answer a question from several pages with an LLM (slow, costs money).",
 )
 
 FORGET = ToolDef(
@@ -172,6 +186,7 @@ FORGET = ToolDef(
         Param("reason", "string", "Why, for the audit trail (default \"forgotten\")."),
     ),
     {"title": "forget (expire a fact)", "destructiveHint": True, "idempotentHint": True},
+    "Expire a fact (it stays in facts.jsonl as an audit record).",
 )
 
 CONTEXT_PACK = ToolDef(
@@ -189,6 +204,7 @@ CONTEXT_PACK = ToolDef(
         Param("include_private", "boolean", "Include private facts; honoured only for trusted local callers."),
     ),
     {"title": "context_pack (boundary bundle)", "readOnlyHint": True},
+    "Print the context pack a session-start hook injects.",
 )
 
 DELTA = ToolDef(
@@ -209,6 +225,7 @@ DELTA = ToolDef(
         Param("include_private", "boolean", "Include private facts; honoured only for trusted local callers."),
     ),
     {"title": "delta (what changed since)", "readOnlyHint": True},
+    "What changed since a cursor: pages, facts, open-thread events.",
 )
 
 VERBS: tuple[ToolDef, ...] = (RECALL, REMEMBER, ENTITY, SYNTHESIZE, FORGET, CONTEXT_PACK, DELTA)
@@ -232,6 +249,7 @@ GET_PAGE = ToolDef(
     "Read one page of the vault by slug: its Markdown content, frontmatter and hash.",
     (Param("slug", "string", "Page slug, e.g. \"people/alice-example\".", required=True),),
     {"title": "get_page (read a page)", "readOnlyHint": True},
+    "Print one page of the vault.",
 )
 
 LIST_PAGES = ToolDef(
@@ -239,7 +257,7 @@ LIST_PAGES = ToolDef(
     "List pages of the vault, optionally under a slug prefix, most recently updated first.",
     (
         Param("prefix", "string", "Only slugs starting with this, e.g. \"people/\"."),
-        Param("limit", "number", "Maximum pages to return (default 50, max 1000)."),
+        Param("limit", "number", "Maximum pages to return (default 50, max 1000).", default=50, maximum=1000),
     ),
     {"title": "list_pages", "readOnlyHint": True},
 )
@@ -277,7 +295,7 @@ SEARCH = ToolDef(
     "without the facts arm.",
     (
         Param("query", "string", "What to look for.", required=True),
-        Param("limit", "number", "Maximum hits (default 10, max 100)."),
+        Param("limit", "number", "Maximum hits (default 10, max 100).", default=10, maximum=100),
     ),
     {"title": "search (pages)", "readOnlyHint": True},
 )

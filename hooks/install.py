@@ -1,18 +1,19 @@
 """Installers: put our session-start hook into Claude Code's or Codex's config
 and take it out again (MCP registration lives in mcp_register.py).
 
-Claude Code reads hooks from `settings.json` (`~/.claude/`, or `.claude/` in
-a project); Codex from `hooks.json` next to its config (`~/.codex/`, or
-`.codex/` in a project), and older Codex builds only run hooks when
-`[features] codex_hooks = true` is set in `~/.codex/config.toml`. Both files
+Claude Code reads hooks from `~/.claude/settings.json`, and in a project from
+`.claude/settings.local.json` (personal, not committed: where a hook that
+runs this user's brain belongs); Codex from `hooks.json` next to its config
+(`~/.codex/`, or `.codex/` in a project), with the hooks feature on in
+`~/.codex/config.toml` (`[features] hooks = true`; see codex_flag). Both files
 share one shape: `hooks.<Event>` is a list of matcher groups, each with a
 `hooks` list of `{type: "command", command, timeout}` handlers.
 
-Every edit is a text splice (see json_splice), the file is backed up to
-`<name>.bak-<timestamp>` first and replaced atomically. Uninstall gives the
-original bytes back when nothing else changed since install (it finds the
-backup that our install turns into the current file); otherwise it removes
-only our handlers.
+Every edit is a text splice (see json_splice), the file's previous bytes go
+to one backup, `<name>.bak` (each write replaces it), and the file is
+replaced atomically. Uninstall gives the original bytes back when nothing
+else changed since install (it finds the backup that our install turns into
+the current file); otherwise it removes only our handlers.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ import os
 import shlex
 import shutil
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +35,7 @@ from . import json_splice as js
 from .codex_flag import codex_flag_state, enable_codex_hooks
 from .session_start import repo_root
 
-SESSION_MATCHER = "startup|resume|clear|compact"
+SESSION_MATCHER = "startup|resume|clear|compact|fork"
 COMPACT_MATCHER = "manual|auto"
 HARNESSES = ("claude", "codex")
 
@@ -77,7 +77,8 @@ def project_dir(cwd: Path | None = None) -> Path:
 def target_for(harness: str, project: bool = False, cwd: Path | None = None, environ=None) -> Target:
     """The file(s) an install for `harness` edits."""
     if harness == "claude":
-        path = project_dir(cwd) / ".claude" / "settings.json" if project else claude_dir(environ) / "settings.json"
+        path = (project_dir(cwd) / ".claude" / "settings.local.json" if project
+                else claude_dir(environ) / "settings.json")
         return Target("claude", path, (("SessionStart", SESSION_MATCHER),))
     if harness == "codex":
         home = codex_home(environ)
@@ -247,9 +248,15 @@ def read_text(path: Path) -> str | None:
         raise InstallError(f"{path} is not UTF-8 text; nothing was changed.") from None
 
 
+def backup_path(path: Path) -> Path:
+    return path.with_name(path.name + ".bak")
+
+
 def backups_of(path: Path) -> list[Path]:
-    """This file's backups, newest first (the timestamp sorts as text)."""
-    return sorted(path.parent.glob(path.name + ".bak-*"), key=lambda p: p.name, reverse=True)
+    """This file's backups, newest first: the one `.bak`, then the
+    `.bak-<timestamp>` files older versions left (the timestamp sorts as text)."""
+    legacy = sorted(path.parent.glob(path.name + ".bak-*"), key=lambda p: p.name, reverse=True)
+    return [p for p in [backup_path(path)] if p.is_file()] + legacy
 
 
 def _original_before_install(path: Path, current: str, redo) -> tuple[bool, str | None]:
@@ -318,7 +325,7 @@ def plan_uninstall(target: Target) -> tuple[list[Change], list[str]]:
                 changes.append(Change(target.flag_file, fcur, original,
                                       f"restore {target.flag_file} as it was before install"))
             else:
-                notes.append(f"left `codex_hooks = true` in {target.flag_file}: it was there before, or the "
+                notes.append(f"left `hooks = true` in {target.flag_file}: it was there before, or the "
                              "file changed since install (other hooks may rely on it).")
     return changes, notes
 
@@ -333,13 +340,8 @@ def diff(change: Change) -> str:
 
 
 def backup(path: Path, text: str) -> Path:
-    """Copy the file's current bytes to `<name>.bak-<timestamp>`."""
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    dest = path.with_name(f"{path.name}.bak-{stamp}")
-    n = 1
-    while dest.exists():
-        n += 1
-        dest = path.with_name(f"{path.name}.bak-{stamp}-{n}")
+    """Keep the file's current bytes in `<name>.bak` (one backup, replaced by the next write)."""
+    dest = backup_path(path)
     atomic_write(dest, text.encode("utf-8"), path.stat().st_mode & 0o777)
     return dest
 

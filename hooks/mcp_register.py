@@ -11,6 +11,7 @@ from .install import HARNESSES, codex_home
 
 MCP_NAME = "brain"
 MCP_SERVER_ARGS = ["serve", "--surface", "verbs"]
+MCP_HOSTS = HARNESSES  # registered through their own CLI; the others by file (mcp_files)
 
 
 def mcp_add_argv(harness: str, program: list[str], scope: str = "user") -> list[str]:

@@ -31,6 +31,11 @@ def _fingerprint(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
 
 
+def fact_key(model_id: str, text: str) -> str:
+    """What a stored vector's `model` column holds: the model and the text it was made from."""
+    return f"{model_id} {_fingerprint(text)}"
+
+
 class FactVectors:
     """Embeds facts, stores their vectors in the facts cache, finds the nearest."""
 
@@ -48,7 +53,7 @@ class FactVectors:
         self._matrix_lock = threading.Lock()
 
     def _key(self, text: str) -> str:
-        return f"{self.model_id} {_fingerprint(text)}"
+        return fact_key(self.model_id, text)
 
     def vector(self, text: str) -> np.ndarray:
         """The unit vector of one text (recent texts are not embedded twice)."""

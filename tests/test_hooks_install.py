@@ -51,7 +51,7 @@ def run(home, *args, cwd=None) -> subprocess.CompletedProcess:
 
 
 def backups(path: Path) -> list[Path]:
-    return sorted(path.parent.glob(path.name + ".bak-*"))
+    return sorted(path.parent.glob(path.name + ".bak*"))
 
 
 # -- golden transforms ---------------------------------------------------------------
@@ -80,8 +80,8 @@ def test_golden_codex_feature_flag():
 
 
 def test_feature_flag_added_to_files_without_a_features_table():
-    assert inst.enable_codex_hooks(None)[0] == "[features]\ncodex_hooks = true\n"
-    assert inst.enable_codex_hooks('model = "o3"')[0] == 'model = "o3"\n\n[features]\ncodex_hooks = true\n'
+    assert inst.enable_codex_hooks(None)[0] == "[features]\nhooks = true\n"
+    assert inst.enable_codex_hooks('model = "o3"')[0] == 'model = "o3"\n\n[features]\nhooks = true\n'
     text, warning = inst.enable_codex_hooks("[features]\nhooks = false\n")
     assert text == "[features]\nhooks = false\n" and "switched off" in warning
 
@@ -107,6 +107,11 @@ def test_claude_install_is_idempotent_backs_up_and_uninstall_restores_bytes(home
     r = run(home, "hooks", "uninstall", "claude")
     assert r.returncode == 0, r.stderr
     assert settings.read_bytes() == golden("claude_settings.before.json").encode()
+    # install, uninstall, install again: still one backup file, holding what the last write replaced
+    assert run(home, "hooks", "install", "claude").returncode == 0
+    assert backups(settings) == [settings.with_name("settings.json.bak")]
+    assert backups(settings)[0].read_bytes() == golden("claude_settings.before.json").encode()
+    assert run(home, "hooks", "uninstall", "claude").returncode == 0
     r = run(home, "hooks", "uninstall", "claude")
     assert r.returncode == 0 and "not installed" in r.stdout
 
@@ -116,7 +121,7 @@ def test_install_into_a_missing_file_and_uninstall_removes_it_again(home):
     assert run(home, "hooks", "install", "claude").returncode == 0
     data = json.loads(settings.read_text())
     [group] = data["hooks"]["SessionStart"]
-    assert group["matcher"] == "startup|resume|clear|compact"
+    assert group["matcher"] == "startup|resume|clear|compact|fork"
     assert group["hooks"] == [{"type": "command", "command": CMD, "timeout": 5}]
     assert settings.stat().st_mode & 0o777 == 0o600
     assert run(home, "hooks", "uninstall", "claude").returncode == 0
@@ -156,7 +161,7 @@ def test_codex_home_env_is_honoured(home, tmp_path):
     home.env["CODEX_HOME"] = str(ch)
     assert run(home, "hooks", "install", "codex").returncode == 0
     assert inst.has_our_hooks((ch / "hooks.json").read_text())
-    assert (ch / "config.toml").read_text() == "[features]\ncodex_hooks = true\n"
+    assert (ch / "config.toml").read_text() == "[features]\nhooks = true\n"
     assert not (home / ".codex").exists()
 
 
@@ -170,7 +175,7 @@ def test_dry_run_prints_a_diff_and_writes_nothing(home):
     assert "nothing was written" in r.stdout
     assert settings.read_text() == golden("claude_settings.before.json") and not backups(settings)
     r = run(home, "hooks", "install", "codex", "--dry-run")
-    assert "+codex_hooks = true" in r.stdout and not (home / ".codex").exists()
+    assert "+hooks = true" in r.stdout and not (home / ".codex").exists()
     assert run(home, "hooks", "install", "claude").returncode == 0
     r = run(home, "hooks", "uninstall", "claude", "--dry-run")
     assert r.returncode == 0 and f'-            "command": "{CMD}",' in r.stdout
@@ -183,8 +188,9 @@ def test_project_install_goes_to_the_repository_root(home):
     (repo / "src").mkdir()
     r = run(home, "hooks", "install", "claude", "--project", cwd=repo / "src")
     assert r.returncode == 0, r.stderr
-    assert inst.has_our_hooks((repo / ".claude" / "settings.json").read_text())
-    assert not (home / ".claude").exists()
+    # a personal hook: the project's local settings, not the shared settings.json
+    assert inst.has_our_hooks((repo / ".claude" / "settings.local.json").read_text())
+    assert not (repo / ".claude" / "settings.json").exists() and not (home / ".claude").exists()
     r = run(home, "hooks", "install", "codex", "--project", cwd=repo)
     assert inst.has_our_hooks((repo / ".codex" / "hooks.json").read_text())
     assert (home / ".codex" / "config.toml").exists()  # the feature flag is a user setting
@@ -246,3 +252,17 @@ def test_mcp_add_argv_shapes():
         "claude", "mcp", "add", "--scope", "project", "brain", "--", "/x/brain", "serve", "--surface", "verbs"]
     assert mcp_register.mcp_add_argv("codex", ["brain"]) == ["codex", "mcp", "add", "brain", "--", "brain", "serve",
                                                      "--surface", "verbs"]
+
+
+def test_codex_deprecated_feature_key_is_renamed_in_place():
+    before = "[features]\ncodex_hooks = true   # on\nother = 1\n"
+    after, warning = inst.enable_codex_hooks(before)
+    assert after == "[features]\nhooks = true   # on\nother = 1\n" and warning is None
+    off, warning = inst.enable_codex_hooks("[features]\ncodex_hooks = false\n")
+    assert off == "[features]\nhooks = false\n" and "switched off" in warning
+    both = "[features]\nhooks = true\ncodex_hooks = true\n"
+    assert inst.enable_codex_hooks(both) == (both, None)
+
+
+def test_claude_matcher_includes_fork():
+    assert "fork" in inst.SESSION_MATCHER.split("|")

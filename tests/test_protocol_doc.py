@@ -68,7 +68,7 @@ def test_json_input_schemas_equal_tools_list_over_stdio(vault):
 def test_text_summary_lists_each_verb_with_optional_marks():
     text = render_text()
     assert text.splitlines()[0].startswith("MEMORY_VERBS v1")
-    assert "  remember(fact, provenance, ttl?, entity?, kind?, visibility?)" in text
+    assert "  remember(fact, provenance, ttl?, entity?, kind?, visibility?, session_id?)" in text
     assert "  entity(name)" in text
     assert "[EXPENSIVE]" in text
     assert "brain protocol --json" in text

@@ -35,7 +35,7 @@ def remember(engine, args: dict, caller: Caller) -> dict:
     valid_until = parse_ttl(args.get("ttl"))
     entity = (args.get("entity") or "").strip()
     entity_slug = engine.canonical_entity(entity, caller) if entity else None
-    # session_id is not a declared param, so nothing typed it: only a string is kept
+    # session_id is declared (docs/protocol.md §1.4 typed it); an empty one means none
     session = args.get("session_id")
     session = session if isinstance(session, str) and session else None
 

@@ -1,0 +1,85 @@
+"""Page names a person types, looked up in the index without the daemon.
+
+The page index (`index.sqlite` in the vault's cache folder) is opened read
+only: the daemon owns it, and a lookup must never create or migrate it. With
+no index yet, slugs and paths are still tried against the files themselves.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sqlite3
+from pathlib import Path
+
+
+class Pages:
+    def __init__(self, vault: Path, index_file: Path):
+        self.vault = vault
+        self.db = None
+        if index_file.is_file():
+            try:
+                self.db = sqlite3.connect(f"file:{index_file}?mode=ro", uri=True, timeout=5)
+                self.db.execute("SELECT 1 FROM pages LIMIT 1")
+            except sqlite3.Error:
+                self.db = None
+
+    @classmethod
+    def of(cls, places, vault: Path) -> "Pages":
+        return cls(vault, places.cache_dir(vault) / "index.sqlite")
+
+    def _rows(self, sql: str, args=()) -> list[tuple]:
+        if self.db is None:
+            return []
+        try:
+            return self.db.execute(sql, args).fetchall()
+        except sqlite3.Error:
+            return []
+
+    def paths(self, slugs) -> dict[str, str]:
+        """slug → vault-relative file path, for the slugs the index knows."""
+        slugs = list(slugs)
+        if not slugs:
+            return {}
+        marks = ",".join("?" * len(slugs))
+        return dict(self._rows(f"SELECT slug, path FROM pages WHERE slug IN ({marks})", slugs))
+
+    def resolve(self, name: str) -> tuple[str, str] | None:
+        """(slug, vault-relative path) of the page `name` means: a slug, or a
+        file path (vault-relative, or absolute inside the vault, `.md` optional)."""
+        text = name.strip()
+        rel = text
+        p = Path(text).expanduser()
+        if p.is_absolute():
+            try:
+                rel = str(p.resolve().relative_to(self.vault))
+            except ValueError:
+                return None
+        rel = rel.removeprefix("./")
+        candidates = [rel] if rel.endswith(".md") else [rel + ".md", rel]
+        for c in candidates:
+            hit = self._rows("SELECT slug, path FROM pages WHERE path = ?", (c,))
+            if hit:
+                return hit[0]
+        slug = text.removesuffix(".md").lower()
+        hit = self._rows("SELECT slug, path FROM pages WHERE slug = ?", (slug,))
+        if hit:
+            return hit[0]
+        for c in candidates:  # no index yet: a file is its own answer
+            if c.endswith(".md") and (self.vault / c).is_file():
+                return slug, c
+        return None
+
+    def near(self, name: str, n: int = 3) -> list[tuple[str, str]]:
+        """Up to n (slug, title) pages whose slug, title, alias or file name is close to `name`."""
+        rows = self._rows("SELECT p.slug, p.title, p.path, a.alias FROM pages p "
+                          "LEFT JOIN aliases a ON a.page_id = p.id")
+        keys: dict[str, tuple[str, str]] = {}
+        for slug, title, path, alias in rows:
+            for k in (slug, slug.rsplit("/", 1)[-1], title, path, Path(path).stem, alias):
+                if k:
+                    keys.setdefault(k.lower(), (slug, title))
+        out: list[tuple[str, str]] = []
+        for k in difflib.get_close_matches(name.lower(), list(keys), n=n * 3, cutoff=0.6):
+            if keys[k] not in out:
+                out.append(keys[k])
+        return out[:n]

@@ -1,0 +1,124 @@
+"""MCP hosts registered by editing their JSON config file: opencode, Cursor,
+VS Code and Gemini CLI (the formats, with where each file lives, are in
+docs/harnesses.md).
+
+Each host has a user file and a project file, and keeps its servers in one
+object of that file; our entry is one member of it, named `brain`. The edit
+is a text splice like the hook installers' (every other byte stays), backed
+up to `<name>.bak` first.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from . import InstallError
+from . import json_splice as js
+from .install import Change, project_dir, read_text
+
+MCP_NAME = "brain"
+FILE_SCOPES = ("user", "project")
+
+
+def _home(environ) -> Path:
+    return Path(environ.get("HOME") or Path.home()).expanduser()
+
+
+def _xdg_config(environ) -> Path:
+    return Path(environ.get("XDG_CONFIG_HOME") or _home(environ) / ".config").expanduser()
+
+
+def _vscode_user_dir(environ) -> Path:
+    if sys.platform == "darwin":
+        return _home(environ) / "Library" / "Application Support" / "Code" / "User"
+    if sys.platform == "win32":
+        return Path(environ.get("APPDATA") or _home(environ)) / "Code" / "User"
+    return _xdg_config(environ) / "Code" / "User"
+
+
+@dataclass(frozen=True)
+class FileHost:
+    name: str
+    label: str
+    user_file: Callable[[dict], Path]
+    project_file: str                      # relative to the project root
+    servers_key: str                       # the object holding the servers
+    entry: Callable[[list[str]], dict]     # our server entry, from the full argv
+
+    def path(self, scope: str, cwd: Path | None = None, environ=None) -> Path:
+        env = os.environ if environ is None else environ
+        if scope == "user":
+            return self.user_file(env)
+        return project_dir(cwd) / self.project_file
+
+
+def _command_args(argv: list[str]) -> dict:
+    return {"command": argv[0], "args": argv[1:]}
+
+
+FILE_HOSTS: dict[str, FileHost] = {h.name: h for h in (
+    FileHost("opencode", "opencode", lambda env: _xdg_config(env) / "opencode" / "opencode.json",
+             "opencode.json", "mcp", lambda argv: {"type": "local", "command": argv}),
+    FileHost("cursor", "Cursor", lambda env: _home(env) / ".cursor" / "mcp.json",
+             ".cursor/mcp.json", "mcpServers", _command_args),
+    FileHost("vscode", "VS Code", lambda env: _vscode_user_dir(env) / "mcp.json",
+             ".vscode/mcp.json", "servers", lambda argv: {"type": "stdio", **_command_args(argv)}),
+    FileHost("gemini", "Gemini CLI", lambda env: _home(env) / ".gemini" / "settings.json",
+             ".gemini/settings.json", "mcpServers", _command_args),
+)}
+
+
+def _root(text: str, label: str) -> js.Node:
+    try:
+        root = js.parse(text)
+    except ValueError as e:
+        raise InstallError(f"{label} is not plain JSON ({e}); comments and trailing commas are not edited "
+                           "automatically. Add the entry by hand (`--dry-run` prints it); nothing was changed.") \
+            from None
+    if root.kind != "object":
+        raise InstallError(f"{label} must hold a JSON object; nothing was changed.")
+    return root
+
+
+def _servers(host: FileHost, text: str, root: js.Node, label: str) -> js.Node | None:
+    """The object our entry goes in; opencode 2 nests servers under `mcp.servers`."""
+    holder = root.get(host.servers_key)
+    if holder is None:
+        return None
+    if holder.node.kind != "object":
+        raise InstallError(f'"{host.servers_key}" in {label} is not an object; fix it by hand, nothing was changed.')
+    nested = holder.node.get("servers") if host.name == "opencode" else None
+    if nested is not None and nested.node.kind == "object":
+        return nested.node
+    return holder.node
+
+
+def add_server(host: FileHost, text: str | None, argv: list[str], label: str = "the file") -> str:
+    """`text` with our server entry in it (replacing an older entry of ours)."""
+    if text is None or not text.strip():
+        text = "{}\n"
+    entry = host.entry(argv)
+    root = _root(text, label)
+    servers = _servers(host, text, root, label)
+    if servers is None:
+        return js.add_member(text, root, host.servers_key, {MCP_NAME: entry})
+    ours = servers.get(MCP_NAME)
+    if ours is not None:
+        if js.value_of(text, ours.node) == entry:
+            return text
+        text = js.remove_member(text, servers, MCP_NAME)
+        servers = _servers(host, text, _root(text, label), label)
+    return js.add_member(text, servers, MCP_NAME, entry)
+
+
+def plan(host: FileHost, scope: str, argv: list[str], cwd: Path | None = None, environ=None) -> list[Change]:
+    path = host.path(scope, cwd, environ)
+    old = read_text(path)
+    new = add_server(host, old, argv, str(path))
+    if new == old:
+        return []
+    return [Change(path, old, new, f"register brain with {host.label} in {path}")]
