@@ -65,7 +65,9 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None, within: Path 
     With `within`, a path whose real location is outside that folder is
     refused with PermissionError, before anything is written.
 
-    `mode` defaults to the existing file's permissions, else 0o644. The temp
+    `mode` defaults to the existing file's permissions; a new file is as open
+    as its folder (0o644 in a 0755 vault folder, 0o600 in brain's private
+    0700 folders). The temp
     name starts with a dot, so the vault scanner and watcher never take it for
     a page.
     """
@@ -81,7 +83,7 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None, within: Path 
         try:
             mode = os.stat(path).st_mode & 0o7777
         except FileNotFoundError:
-            mode = 0o644
+            mode = stat.S_IMODE(os.stat(path.parent).st_mode) & 0o666
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:

@@ -66,8 +66,9 @@ def test_a_newcomer_run_prints_no_error_and_no_traceback(env, notes):
     assert r.returncode == 0 and "no such entity" not in r.stdout, r.stdout
     assert "2 active facts" in r.stdout and "cut-over runbook" in r.stdout, r.stdout
 
-    # TODO(merge): `brain get SLUG|PATH` comes with the terminal-output work; add here:
-    #   r = brain(env, "get", "projects/billing-retirement"); assert r.returncode == 0 and r.stdout
+    for page in ("projects/billing-retirement", "projects/billing-retirement.md"):  # a slug or its file
+        r = brain(env, "get", page)
+        assert r.returncode == 0 and r.stderr == "" and "billing" in r.stdout.lower(), r
 
     # the hook's 1.5 s deadline is for a person's machine, not a loaded CI runner
     assert brain(env, "config", "set", "hooks.deadline_ms", "30000").returncode == 0

@@ -83,3 +83,18 @@ def test_loose_modes_are_repaired_on_start_and_reported_by_doctor(places, config
     assert _loose(brain_home, configured / ".brain") == []
     r = subprocess.run([BRAIN, "doctor", "permissions"], capture_output=True, text=True, env=child_env(), timeout=90)
     assert r.returncode == 0, r.stdout
+
+
+def test_a_new_file_is_as_open_as_its_folder(tmp_path):
+    # a sidecar written by a worker thread after the umask was set by someone
+    # else must still be private in brain's folders, and a page as open as the vault
+    from brain.indexer.atomic_files import write_atomic
+
+    private, notes = tmp_path / "cache", tmp_path / "notes"
+    private.mkdir(mode=0o700)
+    notes.mkdir(mode=0o755)
+    os.chmod(notes, 0o755)
+    write_atomic(private / "vectors.json", b"{}")
+    write_atomic(notes / "page.md", b"# page\n")
+    assert stat.S_IMODE(os.stat(private / "vectors.json").st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(notes / "page.md").st_mode) == 0o644
