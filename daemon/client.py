@@ -92,7 +92,7 @@ def call_with_preamble(places, vault: Path, verb: str, args, preamble: dict) -> 
     """One tools/call on a fresh connection that opens with `preamble`.
 
     The preamble names the vault folder, so a daemon serving another folder
-    refuses before the call runs (docs/architecture-notes-vault.md).
+    refuses before the call runs (docs/architecture.md, "The vault folder").
     """
     ident = vault_identity(vault)
     if ident is not None:  # a vanished folder: the daemon says so itself

@@ -16,7 +16,7 @@ and then:
 4. runs the cases of `conformance_cases.json` in order, each pass, fail or
    skip with a one-line detail; the server is conformant when none fails.
 
-Case file format (PROTOCOL_NOTES §5.3), a JSON array of objects:
+Case file format (docs/protocol.md §5.3), a JSON array of objects:
   name, verb, params                 the call; strings in params and in expect
                                      values may use {{marker}} and {{id:<key>}}
                                      (a key never saved becomes MISSING-ID-<key>)

@@ -2,7 +2,7 @@
 
 If remember and recall canonicalized differently, a fact saved under
 "Alice Example" would never be found under "people/alice-example". The order
-is PROTOCOL_NOTES §4.4: an existing slug, a unique alias, a unique
+is docs/protocol.md §4.4: an existing slug, a unique alias, a unique
 people/companies page for a one-word name, a unique exact title or slug tail
 (high-precision stand-ins for the reference's fuzzy step), then a
 deterministic slugify.

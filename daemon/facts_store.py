@@ -193,7 +193,7 @@ class FactsStore:
         A hand edit behind the read position (inserted lines, or a change of
         the same length) would otherwise never be seen. Checked by hash once
         per process, and again whenever the file changed other than by our
-        own append (docs/architecture-notes-vault.md).
+        own append (docs/architecture.md, "The vault folder").
         """
         if offset == 0:
             return True

@@ -36,7 +36,7 @@ LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
 
 
 def _explaining_auth(app) -> None:
-    """Give the SDK's 401/403 on /mcp our message and fix next to the OAuth error (docs/protocol-remote.md)."""
+    """Give the SDK's 401/403 on /mcp our message and fix next to the OAuth error (docs/protocol.md §11)."""
     from mcp.server.auth.middleware.bearer_auth import RequireAuthMiddleware
 
     class ExplainingRequireAuth(RequireAuthMiddleware):

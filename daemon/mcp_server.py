@@ -6,7 +6,7 @@ we do everything about tools: the listing comes from `tooldefs`, each call
 goes through `dispatch.call_tool`, and the answer is exactly one text block
 of JSON (`isError: true` for error envelopes). The SDK never validates tool
 arguments (the low-level handlers in 2.x do not), so `invalid_params`
-envelopes come from our own validator, as PROTOCOL_NOTES §1.4 requires.
+envelopes come from our own validator, as docs/protocol.md §1.4 requires.
 
 Tool calls run in worker threads: a slow call (synthesize, a big
 context_pack) never stalls the event loop that reads everyone else's
@@ -96,7 +96,7 @@ def text_result(body: dict, is_error: bool) -> dict:
 
 
 def tool_listing(surface: str) -> list[dict]:
-    """The advertised tools of a surface, without outputSchema (PROTOCOL_NOTES §1.2)."""
+    """The advertised tools of a surface, without outputSchema (docs/protocol.md §1.2)."""
     return [t.listing() for t in surface_tools(surface)]
 
 

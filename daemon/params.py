@@ -4,7 +4,7 @@
 The MCP SDK's own validation is never used: its errors are prose, and the
 protocol wants an `invalid_params` envelope naming the first failing key.
 
-Undeclared argument keys are ignored, as §1.4 step 7 allows (its default
+Undeclared argument keys are ignored, as §1.4 step 6 allows (its default
 "warn" mode lets the call proceed; rejecting them would fail callers that
 send `_meta` or `dry_run`, and agents that add a key a newer server knows).
 So every key a handler reads is declared in its tool's schema, and the CLI's

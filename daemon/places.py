@@ -1,4 +1,4 @@
-"""Where brain keeps things (DESIGN.md, "Where data lives").
+"""Where brain keeps things (docs/architecture.md, "Where state lives").
 
 Read once at an entry point (`Places.from_env`) and handed down; nothing
 below the entry points looks at the environment.

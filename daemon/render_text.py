@@ -1,4 +1,4 @@
-"""The injectable `text` blocks of context_pack and delta (PROTOCOL_NOTES §3.8).
+"""The injectable `text` blocks of context_pack and delta (docs/protocol.md §3.8).
 
 The block goes straight into an agent's context, so it opens with a line that
 marks everything after it as data, and every item is flattened to one line:

@@ -1,6 +1,6 @@
 """The response-shape registry: what every verb's answer must look like.
 
-One declaration per verb (PROTOCOL_NOTES §5.4) plus the error envelope
+One declaration per verb (docs/protocol.md §5.4) plus the error envelope
 (§1.3). Required fields are what the protocol freezes; every other field the
 verbs send — the reference's legacy keys and our additive ones such as recall
 results' `indexed_at` / `stale` — is declared too, so a present field with the

@@ -116,7 +116,7 @@ class SocketServer:
         The same folder (device and inode) gets our identity on one line and
         the session goes on; another folder gets an error and nothing else,
         so a call already sent behind the preamble never runs on the wrong
-        vault (docs/architecture-notes-vault.md).
+        vault (docs/architecture.md, "The vault folder").
         """
         ident = self.identity or {}
         same = isinstance(claim, dict) and bool(ident) and \

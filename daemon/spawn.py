@@ -93,7 +93,7 @@ def vault_identity(vault: Path) -> dict | None:
     """What names a vault folder to its daemon: the device and inode of its real path.
 
     A copy (`cp -r`) is another folder even though its `.brain/` is the same
-    bytes, so it gets its own daemon (docs/architecture-notes-vault.md).
+    bytes, so it gets its own daemon (docs/architecture.md, "The vault folder").
     None when the folder is gone: there is nothing to confuse it with.
     """
     try:

@@ -1,7 +1,7 @@
 """`brain protocol stats`: per-verb numbers from the local usage.jsonl.
 
 Reads the sidecar the dispatch layer appends to (one line per verb call,
-PROTOCOL_NOTES §6.2) and aggregates a window of days: calls, errors and
+docs/protocol.md §6.2) and aggregates a window of days: calls, errors and
 error rate, average / p50 / p99 latency, budget drops, and for `entity` the
 hit rate. Time-to-hello-world (TTHW) is the first verb call ever minus the
 config's `protocol_installed_at`.

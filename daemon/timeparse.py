@@ -1,4 +1,4 @@
-"""ttl and since parsing (PROTOCOL_NOTES §4.1, §4.2).
+"""ttl and since parsing (docs/protocol.md §4.1, §4.2).
 
 ISO 8601 instants and dates, the few human date forms that JS `Date.parse`
 accepts and callers actually send, and the duration shorthand ("30d", "12h",

@@ -23,7 +23,7 @@ from .wikilinks import Link, body_links, frontmatter_links
 
 LEAD_CHARS = 160
 
-# folder name → page type (PROTOCOL_NOTES §8.3); the nearest folder decides
+# folder name → page type (docs/protocol.md §8.3); the nearest folder decides
 FOLDER_TYPES = {
     "people": "person", "person": "person",
     "companies": "company", "company": "company",

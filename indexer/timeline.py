@@ -1,4 +1,4 @@
-"""Timeline entries (PROTOCOL_NOTES §8.4): dated bullets, dated headings, citations.
+"""Timeline entries (docs/protocol.md §8.4): dated bullets, dated headings, citations.
 
 Forms:
   - **2024-03-01** | Source — Summary     (source + summary)

@@ -12,7 +12,7 @@ the runner's tests can check it is caught:
   jsonrpc_error     parameter errors come back as JSON-RPC errors, not envelopes
   two_blocks        every success carries a second, prose text block
 
-Written from PROTOCOL_NOTES only; it shares no code with brain's server, so
+Written from docs/protocol.md only; it shares no code with brain's server, so
 the runner is judged against an independent implementation.
 """
 

@@ -1,4 +1,4 @@
-"""context_pack: cards, threads and hot facts under one budget (PROTOCOL_NOTES §3.6, §3.8, §10)."""
+"""context_pack: cards, threads and hot facts under one budget (docs/protocol.md §3.6, §3.8, §10)."""
 
 import datetime as dt
 import json

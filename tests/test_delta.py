@@ -1,4 +1,4 @@
-"""delta: pages, facts and threads since a cursor (PROTOCOL_NOTES §3.7, §3.8, §10)."""
+"""delta: pages, facts and threads since a cursor (docs/protocol.md §3.7, §3.8, §10)."""
 
 import datetime as dt
 import json

@@ -1,4 +1,4 @@
-"""delta's session cursors: namespacing, fail-open storage, expiry, row caps (PROTOCOL_NOTES §3.7, §10)."""
+"""delta's session cursors: namespacing, fail-open storage, expiry, row caps (docs/protocol.md §3.7, §10)."""
 
 import sqlite3
 import time

@@ -1,4 +1,4 @@
-"""entity: the resolution ladder and the card (PROTOCOL_NOTES §3.3, §10 entity list)."""
+"""entity: the resolution ladder and the card (docs/protocol.md §3.3, §10 entity list)."""
 
 import json
 

@@ -1,4 +1,4 @@
-"""forget: PROTOCOL_NOTES §3.5 and the §10 forget list."""
+"""forget: docs/protocol.md §3.5 and the §10 forget list."""
 
 from conftest import call
 

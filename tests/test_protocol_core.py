@@ -1,4 +1,4 @@
-"""Envelopes, validation order, timestamps, budget packing (PROTOCOL_NOTES §1, §4)."""
+"""Envelopes, validation order, timestamps, budget packing (docs/protocol.md §1, §4)."""
 
 import datetime as dt
 import json

@@ -1,4 +1,4 @@
-"""The response-shape registry and its validator (PROTOCOL_NOTES §5.3, §5.4)."""
+"""The response-shape registry and its validator (docs/protocol.md §5.3, §5.4)."""
 
 import json
 

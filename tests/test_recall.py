@@ -1,4 +1,4 @@
-"""recall's facts arm: PROTOCOL_NOTES §3.1 and the §10 recall list."""
+"""recall's facts arm: docs/protocol.md §3.1 and the §10 recall list."""
 
 import datetime as dt
 import json

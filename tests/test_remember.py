@@ -1,4 +1,4 @@
-"""remember: PROTOCOL_NOTES §3.2, §4.1 and the §10 remember list."""
+"""remember: docs/protocol.md §3.2, §4.1 and the §10 remember list."""
 
 import datetime as dt
 

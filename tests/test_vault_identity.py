@@ -1,4 +1,4 @@
-"""A client talks only to a daemon that serves the same vault folder (docs/architecture-notes-vault.md)."""
+"""A client talks only to a daemon that serves the same vault folder (docs/architecture.md, "The vault folder")."""
 
 from __future__ import annotations
 

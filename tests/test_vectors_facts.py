@@ -1,4 +1,4 @@
-"""remember's similarity dedup and supersession (PROTOCOL_NOTES §3.2) with the real model."""
+"""remember's similarity dedup and supersession (docs/protocol.md §3.2) with the real model."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""context_pack: the session-start bundle (PROTOCOL_NOTES §3.6).
+"""context_pack: the session-start bundle (docs/protocol.md §3.6).
 
 Cards for up to 8 standing entities, then facts under one budget. The
 reference fills the facts with whatever is recent brain-wide; here the facts

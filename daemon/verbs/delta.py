@@ -1,4 +1,4 @@
-"""delta: what changed since a cursor (PROTOCOL_NOTES §3.7).
+"""delta: what changed since a cursor (docs/protocol.md §3.7).
 
 Two streams, each read oldest first with a keyset so nothing is skipped and
 nothing livelocks on a shared timestamp: pages by (updated_at, slug), facts

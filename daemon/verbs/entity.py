@@ -1,4 +1,4 @@
-"""entity: one card for a person, company or project (PROTOCOL_NOTES §3.3)."""
+"""entity: one card for a person, company or project (docs/protocol.md §3.3)."""
 
 from __future__ import annotations
 

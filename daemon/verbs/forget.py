@@ -1,4 +1,4 @@
-"""forget: expire a fact, keeping it in the audit trail (PROTOCOL_NOTES §3.5)."""
+"""forget: expire a fact, keeping it in the audit trail (docs/protocol.md §3.5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""remember: save one attributed fact (PROTOCOL_NOTES §3.2)."""
+"""remember: save one attributed fact (docs/protocol.md §3.2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""synthesize: an LLM-composed answer over gathered pages and facts (PROTOCOL_NOTES §3.4).
+"""synthesize: an LLM-composed answer over gathered pages and facts (docs/protocol.md §3.4).
 
 The handler validates the arguments and the provider, then hands over to
 `daemon/synthesis.py` (gathering is in `daemon/gather.py`). No provider ⇒
