@@ -169,7 +169,7 @@ def kills_under_writers(places, vault, tally: Tally, writers: int, kills: int, s
         while not stop.is_set():
             fact = f"writer {w} fact {i} survives"
             try:
-                body, is_error = call_daemon(places, vault, {}, "remember", {"fact": fact, "provenance": "abuse"})
+                body, is_error = call_daemon(places, vault, "remember", {"fact": fact, "provenance": "abuse"})
             except Exception as e:  # a refused or broken connection: the write was not acknowledged
                 failures[type(e).__name__] += 1
                 time.sleep(0.05)
@@ -472,8 +472,8 @@ def main() -> int:
     try:
         path = ensure_daemon(places, vault)
         for i in range(3):
-            call_daemon(places, vault, {}, "remember", {"fact": f"{MARKER} private fact {i}", "provenance": "abuse",
-                                                        "entity": "people/me", "visibility": "private"})
+            call_daemon(places, vault, "remember", {"fact": f"{MARKER} private fact {i}", "provenance": "abuse",
+                                                    "entity": "people/me", "visibility": "private"})
         phases = [
             ("abuse_kill_under_writers", lambda: kills_under_writers(places, vault, tally, ns.writers, ns.kills,
                                                                      ns.seconds_per_phase)),

@@ -53,12 +53,9 @@ def call(verb: str, args: dict, *, no_daemon: bool = False, remote: str | None =
         raise NoVault(f"the vault {vault} is not a folder.\nfix: run `brain init PATH` with your notes folder "
                       "(or point BRAIN_VAULT at it).")
     if not no_daemon:
-        try:
-            from ..daemon.client import call_daemon  # the socket lane, when the daemon exists
-        except ImportError:
-            call_daemon = None
-        if call_daemon is not None:
-            return call_daemon(p, vault, cfg, verb, args)
+        from ..daemon.client import call_daemon  # the socket lane
+
+        return call_daemon(p, vault, verb, args)
     return call_in_process(p, vault, cfg, verb, args)
 
 

@@ -41,7 +41,7 @@ def daemon_reading(p, cfg, vault: Path) -> dict | None:
     from ..daemon.client import call_daemon
 
     try:
-        body, is_error = call_daemon(p, vault, cfg, "status", {})
+        body, is_error = call_daemon(p, vault, "status", {})
     except Exception:  # it stopped between the look and the call
         return None
     return None if is_error else {"daemon": True, **body}

@@ -78,7 +78,7 @@ def _wrong_vault(msg: dict) -> bool:
     return isinstance(data, dict) and IDENTITY_KEY in data
 
 
-def call_daemon(places, vault: Path, cfg: dict, verb: str, args: dict, *,
+def call_daemon(places, vault: Path, verb: str, args: dict, *,
                 client: str = "brain-cli") -> tuple[dict, bool]:
     """Run one tool call through the vault's daemon as the trusted local lane.
 

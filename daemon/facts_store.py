@@ -327,9 +327,6 @@ class FactsStore:
                           world_only=world_only)
         return rows[0] if rows else None
 
-    def created_since(self, since: _dt.datetime, world_only: bool, limit: int) -> list[sqlite3.Row]:
-        return self.query(["created_at > ?"], [iso(since)], "created_at DESC, id DESC", limit, world_only=world_only)
-
     def hot(self, session_id: str | None, world_only: bool, limit: int = 10) -> list[sqlite3.Row]:
         if session_id:
             rows = self.query(["source_session = ?"], [session_id], "created_at DESC, id DESC", limit, world_only=world_only)

@@ -70,6 +70,3 @@ class Places:
     def socket_path(self, vault: Path) -> Path:
         # AF_UNIX paths are limited to ~108 bytes: keep the name short
         return self.runtime_dir / f"{hashlib.sha256(str(Path(vault).resolve()).encode()).hexdigest()[:12]}.sock"
-
-    def lock_path(self, vault: Path) -> Path:
-        return self.runtime_dir / f"{hashlib.sha256(str(Path(vault).resolve()).encode()).hexdigest()[:12]}.lock"

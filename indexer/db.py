@@ -8,7 +8,6 @@ indexed query here.
 from __future__ import annotations
 
 import sqlite3
-import threading
 from pathlib import Path
 
 # Each migration runs once, in order; the index is disposable, but a schema
@@ -149,17 +148,3 @@ def _statements(sql: str) -> list[str]:
 
 def _has_sql(s: str) -> bool:
     return any(line.strip() and not line.strip().startswith("--") for line in s.splitlines())
-
-
-class DbLock:
-    """Serialises this process's use of one connection across threads."""
-
-    def __init__(self):
-        self._lock = threading.RLock()
-
-    def __enter__(self):
-        self._lock.acquire()
-        return self
-
-    def __exit__(self, *exc):
-        self._lock.release()
