@@ -97,9 +97,9 @@ def duration(seconds: float) -> str:
 def eta_seconds(body: dict, rate: float | None = None) -> float | None:
     """Seconds until the vectors are built: the daemon's own estimate when it gives one, else from
     `rate` (chunks per second measured by the caller)."""
-    for key in ("vectors_eta_s", "eta_s"):
-        if isinstance(body.get(key), (int, float)):
-            return float(body[key])
+    build = body.get("vector_build")  # the daemon's own meter of the vector build
+    if isinstance(build, dict) and isinstance(build.get("eta_s"), (int, float)):
+        return float(build["eta_s"])
     progress = semantic_progress(body)
     if progress is None or not rate or rate <= 0:
         return None

@@ -14,7 +14,7 @@ def test_semantic_progress_with_a_measured_rate_and_with_the_daemons_own_estimat
     assert semantic_line(BUILDING, rate=10.0) == ("semantic search: building in the background: "
                                                   "312/1,566 chunks, about 2 min")
     assert semantic_line(BUILDING) == "semantic search: building in the background: 312/1,566 chunks"
-    assert semantic_line({**BUILDING, "vectors_eta_s": 45}).endswith("312/1,566 chunks, about 45 s")
+    assert semantic_line({**BUILDING, "vector_build": {"state": "building", "eta_s": 45}}).endswith("312/1,566 chunks, about 45 s")
 
 
 def test_every_model_state_reads_as_what_is_true():
