@@ -99,6 +99,10 @@ class TermFinder:
             return set()
         return {t for t, rx in self._each if rx.search(text)}
 
+    def any(self, text: str) -> bool:
+        """Whether `text` holds any query token (one scan)."""
+        return self._re is not None and self._re.search(text) is not None
+
     def first(self, text: str) -> int:
         """Where the first query token starts in `text` (0 when none does)."""
         m = self._re.search(text) if self._re is not None else None

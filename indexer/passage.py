@@ -46,7 +46,7 @@ def best_passage(text: str, finder: TermFinder, max_chars: int = MAX_CHARS) -> s
     units = _units(text)
     if not units:
         return ""
-    scores = [len(finder.found(text[s:e])) for s, e, _ in units]
+    scores = [len(finder.found(text[s:e])) if finder.any(text[s:e]) else 0 for s, e, _ in units]
     best = max(range(len(units)), key=lambda i: (scores[i], -i))
     lo = hi = best
     start, end, para = units[best]
