@@ -156,8 +156,10 @@ def _page_text(db, row: dict | None, excerpt: str, cap_tokens: int) -> str:
     if not full:
         full = excerpt
     elif len(full) > cap_chars and excerpt:
-        rest = [c.strip() for c in chunks if c.strip() and excerpt.strip() not in c]
-        full = "\n\n".join([excerpt.strip()] + rest)
+        # the search's excerpt is a short passage: lead with the whole chunk around it
+        kept = [c.strip() for c in chunks if c.strip()]
+        best = [c for c in kept if excerpt.strip() in c] or [excerpt.strip()]
+        full = "\n\n".join(best + [c for c in kept if c not in best])
     if len(full) > cap_chars:
         full = full[:cap_chars].rsplit(" ", 1)[0] + " …"
     return full
