@@ -17,11 +17,11 @@ def _wants_help(args: list[str]) -> bool:
 
 
 def _dispatch(argv: list[str]) -> int:
-    if not argv:
+    if not argv and "_BRAIN_COMPLETE" not in os.environ:  # a shell asking for completions has no argv either
         from .status_view import bare_brain
 
         return bare_brain()
-    if argv[0] in ("--version", "-V"):
+    if argv and argv[0] in ("--version", "-V"):
         from .. import __version__
 
         print(f"brain {__version__}")

@@ -65,12 +65,35 @@ def _read_answer(sock) -> dict:
                 return msg
 
 
+class _NotSent(ConnectionError):
+    """The daemon closed the connection before our request was written: nothing ran."""
+
+
 def _one_call(sock, verb: str, args, preamble: dict) -> dict:
     try:
-        sock.sendall(_request_bytes(verb, args, preamble))
+        try:
+            sock.sendall(_request_bytes(verb, args, preamble))
+        except (BrokenPipeError, ConnectionResetError) as e:
+            raise _NotSent(str(e)) from e
         return _read_answer(sock)
     finally:
         sock.close()
+
+
+def _call_fresh(places, vault: Path, verb: str, args, preamble: dict, attempts: int = 3) -> dict:
+    """`_one_call` on a daemon that proved it serves `vault`; a daemon that was
+    stopping when we connected (its folder was replaced) closes before reading,
+    and the call, never sent, is tried again on its successor."""
+    import time
+
+    for attempt in range(attempts):
+        try:
+            return _one_call(connect_or_start(places, vault)[0], verb, args, preamble)
+        except _NotSent:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.2 * (attempt + 1))
+    raise AssertionError("unreachable")
 
 
 def _wrong_vault(msg: dict) -> bool:
@@ -102,7 +125,7 @@ def call_with_preamble(places, vault: Path, verb: str, args, preamble: dict) -> 
         # the daemon at our socket serves another folder (ours was replaced under
         # it) and refused before running anything: it is stopping, so a retry
         # that waits for it reaches a fresh daemon for this folder
-        msg = _one_call(connect_or_start(places, vault)[0], verb, args, preamble)
+        msg = _call_fresh(places, vault, verb, args, preamble)
     return answer_body(msg)
 
 

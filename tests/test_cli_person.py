@@ -30,7 +30,7 @@ def vault(tmp_path):
         (v / "projects" / f"Billing part {i}.md").write_text(
             f"---\ntitle: Billing step {i}\n---\nThe billing migration step {i} is planned carefully.\n")
     (v / "people" / "Canvas Lee.md").write_text("---\ntitle: Canvas Lee\naliases: [Canny]\n---\nDesigner.\n")
-    r = brain("init", str(v))
+    r = brain("init", str(v), "--no-daemon")
     assert r.returncode == 0, r.stderr
     return v
 
