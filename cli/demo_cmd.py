@@ -26,7 +26,13 @@ def _run(verb: str, args: dict, no_daemon: bool) -> dict:
     if is_error:
         render.error(body)
         raise typer.Exit(1)
-    render.show(verb, body)
+    extra = {}
+    if verb == "recall" and body.get("results"):  # files a person can open, as `brain recall` shows them
+        from .page_lookup import Pages
+
+        p = backend.places()
+        extra["paths"] = Pages.of(p, backend.vault_path(p)).paths(r["slug"] for r in body["results"])
+    render.show(verb, body, args, **extra)
     return body
 
 

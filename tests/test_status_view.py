@@ -32,7 +32,7 @@ def test_keyword_readiness_and_the_next_step():
         "keyword search: building (40/173 files looked at)"
     assert keyword_line({"daemon": False, "last_sync": None}) == "keyword search: not built yet"
     assert "brain daemon start" in next_step({"daemon": False, "last_sync": None}, Path("/v"))
-    assert "brain remember" in next_step(BUILDING, Path("/v")) and "claude mcp add brain -- /" in \
+    assert "brain remember" in next_step(BUILDING, Path("/v")) and "claude mcp add --scope user brain -- /" in \
         next_step(BUILDING, Path("/v"))
     assert "brain recall" in next_step({**BUILDING, "facts": 3}, Path("/v"))
     assert "no Markdown pages" in next_step({**BUILDING, "pages": 0}, Path("/v"))
