@@ -46,6 +46,9 @@ BRAIN = str(Path(sys.executable).parent / "brain")
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "abuse", "version": "1"}}}
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_daemon import SocketClient  # noqa: E402  (one raw socket client for the benches)
+
 MARKER = "PRIVMARK7Q"
 # what only private data holds: the private facts' and page's text, the private page's slug
 # (a string counts only when the request did not carry it: echoes are not leaks)
@@ -96,48 +99,14 @@ def _envelope_body(msg: dict | None) -> dict | None:
         return None
 
 
-class Session:
-    """Raw newline JSON-RPC on the daemon's socket, one lane."""
+class Session(SocketClient):
+    """A session whose calls return the raw JSON-RPC answer (the bench judges its shape)."""
 
     def __init__(self, path: str, lane: str, timeout: float = 60.0):
-        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.s.settimeout(timeout)
-        self.s.connect(path)
-        self.buf = bytearray()
-        self.next_id = 10
-        self.raw(json.dumps({"surface": "full", "lane": lane, "client": "abuse"}).encode())
-        self.send(INIT)
-        self.wait(1)
-        self.send(INITIALIZED)
-
-    def raw(self, line: bytes) -> None:
-        self.s.sendall(line + b"\n")
-
-    def send(self, msg) -> None:
-        self.raw(json.dumps(msg).encode())
-
-    def wait(self, rid) -> dict:
-        while True:
-            nl = self.buf.find(b"\n")
-            if nl >= 0:
-                msg = json.loads(bytes(self.buf[:nl]))
-                del self.buf[: nl + 1]
-                if msg.get("id") == rid:
-                    return msg
-                continue
-            chunk = self.s.recv(1 << 20)
-            if not chunk:
-                raise EOFError("the daemon closed the connection")
-            self.buf += chunk
+        super().__init__(path, lane=lane, client="abuse", timeout=timeout)
 
     def call(self, name: str, args) -> dict:
-        self.next_id += 1
-        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": "tools/call",
-                   "params": {"name": name, "arguments": args}})
-        return self.wait(self.next_id)
-
-    def close(self) -> None:
-        self.s.close()
+        return self.call_raw(name, args)
 
 
 def daemon_pid(places, vault) -> int | None:

@@ -68,22 +68,27 @@ def stop_daemon(env: dict) -> None:
 
 
 class SocketClient:
-    """One local-lane MCP session over the daemon socket, raw JSON-RPC lines."""
+    """One MCP session over the daemon socket, raw JSON-RPC lines (the local lane by default)."""
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, lane: str = "local", client: str = "bench", timeout: float | None = None):
         self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.s.settimeout(timeout)
         self.s.connect(path)
         self.buf = bytearray()
         self.next_id = 10
-        self.s.sendall(json.dumps({"surface": "full", "lane": "local", "client": "bench"}).encode() + b"\n")
-        self._send(INIT)
-        self._wait(1)
-        self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        self.raw(json.dumps({"surface": "full", "lane": lane, "client": client}).encode())
+        self.send(INIT)
+        self.wait(1)
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
-    def _send(self, msg: dict) -> None:
-        self.s.sendall(json.dumps(msg).encode() + b"\n")
+    def raw(self, line: bytes) -> None:
+        self.s.sendall(line + b"\n")
 
-    def _wait(self, rid) -> dict:
+    def send(self, msg: dict) -> None:
+        self.raw(json.dumps(msg).encode())
+
+    def wait(self, rid) -> dict:
+        """The next message with this id (others are dropped)."""
         while True:
             nl = self.buf.find(b"\n")
             if nl >= 0:
@@ -94,16 +99,22 @@ class SocketClient:
                 continue
             chunk = self.s.recv(1 << 20)
             if not chunk:
-                raise EOFError
+                raise EOFError("the daemon closed the connection")
             self.buf += chunk
 
-    def call(self, name: str, args: dict) -> tuple[dict, bool]:
+    def call_raw(self, name: str, args) -> dict:
+        """The JSON-RPC answer to one tools/call, as it came."""
         self.next_id += 1
-        self._send({"jsonrpc": "2.0", "id": self.next_id, "method": "tools/call",
-                    "params": {"name": name, "arguments": args}})
-        msg = self._wait(self.next_id)
-        res = msg["result"]
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": "tools/call",
+                   "params": {"name": name, "arguments": args}})
+        return self.wait(self.next_id)
+
+    def call(self, name: str, args: dict) -> tuple[dict, bool]:
+        res = self.call_raw(name, args)["result"]
         return json.loads(res["content"][0]["text"]), bool(res.get("isError"))
+
+    def close(self) -> None:
+        self.s.close()
 
 
 def main() -> int:

@@ -7,7 +7,7 @@ import pytest
 from conftest import call
 
 from brain.daemon.engine import Engine
-from vectors_fixtures import minilm  # noqa: F401  (fixture)
+from vectors_fixtures import minilm, model_engine  # noqa: F401  (fixtures)
 
 
 def remember(engine, caller, fact, **kw):
@@ -142,12 +142,6 @@ def test_a_version_1_cache_is_rebuilt_with_the_index(vault, places, local):
 
 # -- with the embedding model -------------------------------------------------
 
-@pytest.fixture
-def model_engine(vault, places, minilm):
-    e = Engine(vault, places, {}, writer="test")
-    e.load_models(background=False, embedder=minilm)
-    yield e
-    e.close()
 
 
 @pytest.mark.model

@@ -8,17 +8,11 @@ import pytest
 from conftest import call
 
 from brain.daemon.engine import Engine
-from vectors_fixtures import minilm  # noqa: F401  (fixture)
+from vectors_fixtures import minilm, model_engine  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.model
 
 
-@pytest.fixture
-def model_engine(vault, places, minilm):
-    e = Engine(vault, places, {}, writer="test")
-    e.load_models(background=False, embedder=minilm)
-    yield e
-    e.close()
 
 
 def remember(engine, caller, fact, entity="Alice", kind=None):

@@ -48,6 +48,17 @@ def minilm():
     return shared_minilm()
 
 
+@pytest.fixture
+def model_engine(vault, places, minilm):
+    """An engine with the real model loaded, before the test runs."""
+    from brain.daemon.engine import Engine
+
+    e = Engine(vault, places, {}, writer="test")
+    e.load_models(background=False, embedder=minilm)
+    yield e
+    e.close()
+
+
 def chunk_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
