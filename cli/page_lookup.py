@@ -8,6 +8,7 @@ no index yet, slugs and paths are still tried against the files themselves.
 from __future__ import annotations
 
 import difflib
+import os
 import sqlite3
 from pathlib import Path
 
@@ -64,10 +65,19 @@ class Pages:
         hit = self._rows("SELECT slug, path FROM pages WHERE slug = ?", (slug,))
         if hit:
             return hit[0]
-        for c in candidates:  # no index yet: a file is its own answer
-            if c.endswith(".md") and (self.vault / c).is_file():
+        for c in candidates:  # no index yet: a file is its own answer, if it is a page of this vault
+            if c.endswith(".md") and self._inside(c) and (self.vault / c).is_file():
                 return slug, c
         return None
+
+    def _inside(self, rel: str) -> bool:
+        """The vault's own rule (README "Symlinks"): the real path stays inside the
+        vault's real path and outside its dot-folders."""
+        root = os.path.realpath(self.vault)
+        real = os.path.realpath(os.path.join(root, rel))
+        if os.path.commonpath([root, real]) != root or real == root:
+            return False
+        return not any(part.startswith(".") for part in Path(os.path.relpath(real, root)).parts)
 
     def near(self, name: str, n: int = 3) -> list[tuple[str, str]]:
         """Up to n (slug, title) pages whose slug, title, alias or file name is close to `name`."""

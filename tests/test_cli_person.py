@@ -149,3 +149,15 @@ def test_shell_completion_knows_the_lean_commands_and_their_options():
     assert "--surface" in complete("brain serve --su", 2)
     r = brain("--show-completion", "bash")
     assert r.returncode == 0 and "_brain_completion" in r.stdout
+
+
+def test_open_never_reaches_a_file_outside_the_vault(vault, tmp_path):
+    # before the index knows a page, a path is looked up on disk: only inside the vault
+    (tmp_path / "outside.md").write_text("# not a note of this vault\n")
+    (vault / "escape").symlink_to(tmp_path)
+    (vault / ".brain").mkdir(exist_ok=True)
+    (vault / ".brain" / "x.md").write_text("# private to brain\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("EDITOR", "VISUAL")}
+    for name in ("../outside.md", "escape/outside.md", str(tmp_path / "outside.md"), ".brain/x.md"):
+        r = subprocess.run([*BRAIN, "open", name], capture_output=True, text=True, env=env)
+        assert r.returncode != 0 and "outside.md" not in r.stdout and "x.md" not in r.stdout, (name, r.stdout)
