@@ -439,7 +439,7 @@ def main() -> int:
     tally = Tally()
     started = time.monotonic()
     try:
-        path = ensure_daemon(places, vault)
+        ensure_daemon(places, vault)
         for i in range(3):
             call_daemon(places, vault, "remember", {"fact": f"{MARKER} private fact {i}", "provenance": "abuse",
                                                     "entity": "people/me", "visibility": "private"})
