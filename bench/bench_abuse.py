@@ -110,14 +110,14 @@ class Session(SocketClient):
 
 
 def daemon_pid(places, vault) -> int | None:
-    from brain.daemon.spawn import read_pid_file
+    from brain.daemon.client.spawn import read_pid_file
 
     info = read_pid_file(places, vault) or {}
     return info.get("pid") if isinstance(info.get("pid"), int) else None
 
 
 def ensure_daemon(places, vault) -> str:
-    from brain.daemon.spawn import connect_or_start
+    from brain.daemon.client.spawn import connect_or_start
 
     s, _ = connect_or_start(places, vault)
     s.close()
@@ -127,7 +127,7 @@ def ensure_daemon(places, vault) -> str:
 # -- 1. kill -9 under concurrent writers -------------------------------------
 
 def kills_under_writers(places, vault, tally: Tally, writers: int, kills: int, seconds: float) -> dict:
-    from brain.daemon.client import call_daemon
+    from brain.daemon.client.calls import call_daemon
 
     acked: list[tuple[str, str]] = []
     failures = collections.Counter()
@@ -220,7 +220,7 @@ def hostile_values(rng: random.Random) -> list:
 
 
 def fuzz(path: str, tally: Tally, seed: int, per_tool: int) -> dict:
-    from brain.daemon.tooldefs import ALL_TOOLS
+    from brain.daemon.protocol.tools import ALL_TOOLS
 
     rng = random.Random(seed)
     s = Session(path, "remote")
@@ -261,7 +261,7 @@ def fuzz(path: str, tally: Tally, seed: int, per_tool: int) -> dict:
 def http_flood(env: dict, places, tally: Tally, idle: int, legit: int) -> dict:
     import re
 
-    from brain.daemon.auth import create_token
+    from brain.daemon.http.tokens import create_token
 
     token = create_token(places, "abuse", can_write=True)
     proc = subprocess.Popen([BRAIN, "serve", "--http", "--port", "0"], stdin=subprocess.DEVNULL,
@@ -431,7 +431,7 @@ def main() -> int:
     os.environ.pop("BRAIN_VAULT", None)
     env = dict(os.environ)
     from brain.daemon import config as config_mod
-    from brain.daemon.client import call_daemon
+    from brain.daemon.client.calls import call_daemon
     from brain.daemon.places import Places
 
     places = Places.from_env({"BRAIN_HOME": str(home)})

@@ -33,8 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from brain.daemon.protocol import iso
-from brain.daemon.stats import percentile
+from brain.daemon.protocol.wire import iso
+from brain.daemon.server.usage_stats import percentile
 
 FIRST = ["Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ivan", "Jia", "Kofi", "Lena",
          "Mateo", "Nadia", "Omar", "Priya", "Quinn", "Rosa", "Sven", "Tariq", "Uma", "Viktor", "Wen", "Yara"]
@@ -176,9 +176,9 @@ def timed(fn, reps: int) -> Samples:
 def run_size(n: int, calls: int, rng: random.Random) -> None:
     home = Path(tempfile.mkdtemp(prefix="bench-cards-"))
     os.environ["BRAIN_HOME"] = str(home)
-    from brain.daemon.engine import Engine
+    from brain.daemon.server.engine import Engine
     from brain.daemon.places import Places
-    from brain.daemon.protocol import Caller
+    from brain.daemon.protocol.wire import Caller
     from brain.daemon.verbs.context_pack import context_pack
     from brain.daemon.verbs.delta import delta
     from brain.daemon.verbs.entity import entity
@@ -192,7 +192,7 @@ def run_size(n: int, calls: int, rng: random.Random) -> None:
     data = seed(engine, n, rng, now)
     engine.facts.close()
     write_facts_log(vault / ".brain" / "facts.jsonl", data["slugs"], 2 * n, rng, now)
-    from brain.daemon.facts_store import FactsStore
+    from brain.daemon.facts.store import FactsStore
     engine.facts = FactsStore(vault / ".brain" / "facts.jsonl", engine.cache_dir / "facts.sqlite")
     print(json.dumps({"bench": "seed", "pages": n, "links": engine.page_db.execute("SELECT COUNT(*) FROM links").fetchone()[0],
         "aliases": engine.page_db.execute("SELECT COUNT(*) FROM aliases").fetchone()[0], "facts": 2 * n, "timeline": 2 * n,
@@ -271,9 +271,9 @@ def run_vault(n: int, calls: int, rng: random.Random) -> None:
     os.environ["BRAIN_HOME"] = str(home)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import corpus
-    from brain.daemon.engine import Engine
+    from brain.daemon.server.engine import Engine
     from brain.daemon.places import Places
-    from brain.daemon.protocol import Caller
+    from brain.daemon.protocol.wire import Caller
     from brain.daemon.verbs.entity import entity
 
     vault = home / "vault"

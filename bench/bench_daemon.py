@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from brain.daemon.stats import percentile as pct
+from brain.daemon.server.usage_stats import percentile as pct
 
 REPO = Path(__file__).resolve().parents[1]
 BRAIN = str(Path(sys.executable).parent / "brain")

@@ -35,7 +35,7 @@ import threading
 import time
 from pathlib import Path
 
-from brain.daemon.stats import percentile as pct
+from brain.daemon.server.usage_stats import percentile as pct
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -68,7 +68,7 @@ def ms(samples: list[float], q: float) -> float | None:
 def bench_daemon(label: str, vault_src: Path | None, pages: int, calls: int, model_cache: str | None) -> None:
     from brain.daemon import config as config_mod
     from brain.daemon.places import Places
-    from brain.daemon.spawn import pid_path
+    from brain.daemon.client.spawn import pid_path
 
     home = Path(tempfile.mkdtemp(prefix="be-", dir="/tmp"))
     vault = home / "vault"
@@ -182,7 +182,7 @@ def daemon_embedder(model_cache: str | None):
 
 
 def bench_build(pages: int, query_gap_ms: float, model_cache: str | None) -> None:
-    from brain.daemon.engine import Engine
+    from brain.daemon.server.engine import Engine
     from brain.daemon.places import Places
     from brain.indexer.vectors import ChunkVectors
 

@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from brain.daemon.stats import percentile
+from brain.daemon.server.usage_stats import percentile
 
 TARGET_DAEMON_P50_MS = 250
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import anyio
 
-from brain.daemon.stats import percentile as pct
+from brain.daemon.server.usage_stats import percentile as pct
 
 REPO = Path(__file__).resolve().parents[1]
 BRAIN = str(Path(sys.executable).parent / "brain")
@@ -78,7 +78,7 @@ def main() -> int:
     env = dict(os.environ, BRAIN_HOME=str(home), HF_HUB_OFFLINE="1")
     env.pop("BRAIN_VAULT", None)
     from brain.daemon import config as config_mod
-    from brain.daemon.auth import create_token
+    from brain.daemon.http.tokens import create_token
     from brain.daemon.places import Places
 
     places = Places.from_env({"BRAIN_HOME": str(home)})

@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from brain.daemon.stats import percentile as pct
+from brain.daemon.server.usage_stats import percentile as pct
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import TOPICS, generate  # noqa: E402
@@ -40,7 +40,7 @@ def rss_mb() -> float:
 
 
 def open_engine(home: Path, vault: Path):
-    from brain.daemon.engine import Engine
+    from brain.daemon.server.engine import Engine
     from brain.daemon.places import Places
 
     places = Places.from_env({"BRAIN_HOME": str(home)})
@@ -87,8 +87,8 @@ def _queries(engine, n: int, rng: random.Random) -> list[str]:
 
 
 def bench_query(home: Path, vault: Path, n: int) -> None:
-    from brain.daemon.dispatch import call_tool
-    from brain.daemon.protocol import Caller
+    from brain.daemon.protocol.dispatch import call_tool
+    from brain.daemon.protocol.wire import Caller
 
     engine = open_engine(home, vault)
     engine.attach_index()

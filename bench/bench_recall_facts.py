@@ -28,7 +28,7 @@ import corpus  # noqa: E402
 from eval_common import TempBrain, call, loadavg  # noqa: E402
 
 from brain.daemon.places import Places  # noqa: E402
-from brain.daemon.stats import percentile as pct  # noqa: E402
+from brain.daemon.server.usage_stats import percentile as pct  # noqa: E402
 
 
 def queries(n: int, seed: int = 3) -> list[str]:

@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from brain.daemon.stats import percentile as pct
+from brain.daemon.server.usage_stats import percentile as pct
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_index import bench_save, open_engine, rss_mb  # noqa: E402
@@ -67,8 +67,8 @@ def bench_cold(home: Path, vault: Path, pages: int) -> None:
 
 
 def bench_reads(home: Path, vault: Path, pages: int, calls: int) -> None:
-    from brain.daemon.dispatch import call_tool
-    from brain.daemon.protocol import Caller
+    from brain.daemon.protocol.dispatch import call_tool
+    from brain.daemon.protocol.wire import Caller
 
     engine = open_engine(home, vault)
     t0 = time.perf_counter()

@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from brain.daemon.stats import percentile
+from brain.daemon.server.usage_stats import percentile
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
@@ -47,13 +47,13 @@ def pct(xs: list[float], p: float) -> float:
 def bench_vault(label: str, vault: Path, runs: int) -> None:
     from llm_fakes import FakeLLM, json_answer
 
-    from brain.daemon.dispatch import call_tool
-    from brain.daemon.engine import Engine
+    from brain.daemon.protocol.dispatch import call_tool
+    from brain.daemon.server.engine import Engine
     from brain.daemon.llm.providers import provider_from_config
     from brain.daemon.places import Places
-    from brain.daemon.protocol import Caller, estimate_tokens
-    from brain.daemon.gather import Window, gather
-    from brain.daemon.synthesis import build_prompt
+    from brain.daemon.protocol.wire import Caller, estimate_tokens
+    from brain.daemon.verbs.gather import Window, gather
+    from brain.daemon.verbs.synthesis import build_prompt
 
     home = Path(tempfile.mkdtemp(prefix="bh-bench-"))
     engine = Engine(vault, Places.from_env({"BRAIN_HOME": str(home)}), {}, writer="bench")

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from brain.daemon.stats import percentile as pct
+from brain.daemon.server.usage_stats import percentile as pct
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parents[1]
@@ -118,7 +118,7 @@ def bench_embed(model, n_chunks: int) -> None:
 
 
 def open_engine(home: Path, vault: Path, embeddings: bool = True):
-    from brain.daemon.engine import Engine
+    from brain.daemon.server.engine import Engine
     from brain.daemon.places import Places
 
     places = Places.from_env({"BRAIN_HOME": str(home)})
@@ -324,7 +324,7 @@ def hybrid_queries(summary: dict, n: int) -> list[str]:
 
 def bench_hybrid(model, n_pages: int, n_queries: int, cache: Path | None, keep: Path | None) -> Path | None:
     """recall's search arm at 20K pages with vectors serving; query embedding included."""
-    from brain.daemon.protocol import Caller
+    from brain.daemon.protocol.wire import Caller
     from brain.indexer.vectors import ChunkVectors
 
     root = keep or Path(tempfile.mkdtemp(prefix="bvh-", dir="/tmp"))
@@ -365,9 +365,9 @@ def bench_daemon(vault_src: Path | None, home: Path | None, label: str, probe: s
     import subprocess
 
     from brain.daemon import config as config_mod
-    from brain.daemon.client import call_with_preamble
+    from brain.daemon.client.calls import call_with_preamble
     from brain.daemon.places import Places
-    from brain.daemon.spawn import pid_path
+    from brain.daemon.client.spawn import pid_path
 
     brain = str(Path(sys.executable).parent / "brain")
     own_home = home is None

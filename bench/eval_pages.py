@@ -69,7 +69,7 @@ class Brain:
         self.client = None
 
     def __enter__(self) -> "Brain":
-        from brain.daemon.spawn import connect_or_start
+        from brain.daemon.client.spawn import connect_or_start
 
         saved = os.environ.get("BRAIN_HOME")
         os.environ["BRAIN_HOME"] = str(self.home)   # the daemon it starts inherits this home
@@ -85,7 +85,7 @@ class Brain:
         return self
 
     def __exit__(self, *exc) -> None:
-        from brain.daemon.spawn import stop_daemon
+        from brain.daemon.client.spawn import stop_daemon
 
         try:
             if self.client is not None:

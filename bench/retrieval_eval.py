@@ -14,7 +14,7 @@ Page figures come from `bench/eval_pages.py` when it is present.
 Prints one JSON line per (set, mode) and then a table. `--smoke` asks a
 slice of the questions (the whole set is still remembered).
 
-`--calibrate` chooses the vector floor of `daemon/facts_index.py` (the
+`--calibrate` chooses the vector floor of `daemon/facts/search.py` (the
 cosine a fact reached only by the vector arm must clear): it embeds every
 turn and question with the bundled model and prints, per candidate floor,
 the share of evidence turns at or above it (kept answers) and the share of

@@ -1,8 +1,8 @@
 """The typer app: every `brain` command, with help and shell completion.
 
-The verb commands are declared once, in `commands.py`; here they become click
+The verb commands are declared once, in `verb_commands.py`; here they become click
 commands so `--help` and completion know their options, while `entry.py`
-runs them on the lean path in `fast.py`. Feature areas register their own
+runs them on the lean path in `verb_main.py`. Feature areas register their own
 commands from their own modules (`register(app)`), so this file stays a
 table of contents.
 """
@@ -19,7 +19,7 @@ from typing import Optional
 
 import typer
 
-from . import backend
+from . import route
 
 
 class _BrainApp(typer.Typer):
@@ -110,7 +110,7 @@ def config_get(key: str = typer.Argument(..., metavar="KEY", help="a setting, e.
     """Print one setting."""
     from ..daemon import config as config_mod
 
-    cfg = backend.load_config()
+    cfg = route.load_config()
     if key not in config_mod.DEFAULTS and key not in cfg:
         typer.echo(f"error: unknown setting {key!r}.", err=True)
         typer.echo(f"fix: use one of {', '.join(sorted(config_mod.DEFAULTS))}", err=True)
@@ -136,7 +136,7 @@ def config_set(key: str = typer.Argument(..., metavar="KEY", help="a setting, e.
         typer.echo(f"fix: run `brain config set {key} VALUE` with a value it accepts; the README's Settings table "
                    "lists each one", err=True)
         raise typer.Exit(1)
-    p = backend.places()
+    p = route.places()
     cfg = config_mod.load(p.config_file)
     cfg[key] = v
     config_mod.save(p.config_file, cfg)
@@ -152,7 +152,7 @@ def config_unset(key: str = typer.Argument(..., metavar="KEY", help="the setting
         typer.echo(f"error: unknown setting {key!r}.", err=True)
         typer.echo(f"fix: use one of {', '.join(sorted(config_mod.DEFAULTS))}", err=True)
         raise typer.Exit(1)
-    p = backend.places()
+    p = route.places()
     cfg = config_mod.load(p.config_file)
     if key in cfg:
         del cfg[key]
@@ -165,7 +165,7 @@ def config_list():
     """Print every setting and its value."""
     from ..daemon import config as config_mod
 
-    cfg = backend.load_config()
+    cfg = route.load_config()
     for key in sorted(set(config_mod.DEFAULTS) | set(cfg)):
         typer.echo(f"{key} = {_shown(config_mod.get(cfg, key))}")
 
@@ -217,10 +217,10 @@ def brain_command():
     """The whole command tree: the typer app plus the verb commands."""
     from typer.main import get_command
 
-    from .commands import COMMANDS
+    from .verb_commands import COMMANDS
 
     from .daemon_cmd import _serve_parser, serve_main
-    from .fast import parser_for, run
+    from .verb_main import parser_for, run
 
     group = get_command(app)
     for cmd in COMMANDS.values():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import backend
+from . import route
 
 
 def register(app) -> None:
@@ -19,10 +19,10 @@ def register(app) -> None:
     def create(name: str = typer.Argument(..., help="who holds it (namespaces its delta cursors)"),
                write: bool = typer.Option(False, "--write", help="allow remember, forget and put_page")):
         """Create a token and print it once; only its hash is stored."""
-        from ..daemon.auth import TokenError, create_token
+        from ..daemon.http.tokens import TokenError, create_token
 
         try:
-            secret = create_token(backend.places(), name, can_write=write)
+            secret = create_token(route.places(), name, can_write=write)
         except TokenError as e:
             typer.echo(f"error: {e}", err=True)
             raise typer.Exit(1)
@@ -33,10 +33,10 @@ def register(app) -> None:
     @token_app.command("list")
     def list_():
         """List token names, scopes and creation times (never the secrets)."""
-        from ..daemon.auth import TokenError, list_tokens
+        from ..daemon.http.tokens import TokenError, list_tokens
 
         try:
-            tokens = list_tokens(backend.places())
+            tokens = list_tokens(route.places())
         except TokenError as e:
             typer.echo(f"error: {e}", err=True)
             raise typer.Exit(1)
@@ -49,10 +49,10 @@ def register(app) -> None:
     @token_app.command("revoke")
     def revoke(name: str):
         """Revoke a token by name; a running HTTP server refuses it from the next request."""
-        from ..daemon.auth import TokenError, revoke_token
+        from ..daemon.http.tokens import TokenError, revoke_token
 
         try:
-            gone = revoke_token(backend.places(), name)
+            gone = revoke_token(route.places(), name)
         except TokenError as e:
             typer.echo(f"error: {e}", err=True)
             raise typer.Exit(1)
@@ -73,19 +73,19 @@ def register_clients(auth_app) -> None:
         raise typer.Exit(1)
 
     def _store():
-        from ..daemon.oauth_store import OAuthStore
+        from ..daemon.http.oauth_store import OAuthStore
 
-        return OAuthStore(backend.places())
+        return OAuthStore(route.places())
 
     @auth_app.command("clients")
     def clients():
         """List HTTP clients (bearer tokens and OAuth clients): id, scopes, surface."""
-        from ..daemon.auth import TokenError
-        from ..daemon.client_surfaces import list_clients
-        from ..daemon.oauth_store import OAuthStoreError
+        from ..daemon.http.tokens import TokenError
+        from ..daemon.http.client_rows import list_clients
+        from ..daemon.http.oauth_store import OAuthStoreError
 
         try:
-            rows = list_clients(backend.places())
+            rows = list_clients(route.places())
         except (TokenError, OAuthStoreError) as e:
             _fail(str(e))
         if not rows:
@@ -102,14 +102,14 @@ def register_clients(auth_app) -> None:
                        surface: str = typer.Option(..., "--surface", help="verbs | starter | full (never wider "
                                                    "than the server's own surface)")):
         """Set a client's surface; its next request sees it."""
-        from ..daemon.client_surfaces import set_client_surface
-        from ..daemon.protocol import VerbError
-        from ..daemon.surfaces import SURFACE_ORDER
+        from ..daemon.http.client_rows import set_client_surface
+        from ..daemon.protocol.wire import VerbError
+        from ..daemon.protocol.surfaces import SURFACE_ORDER
 
         if surface not in SURFACE_ORDER:
             _fail(f"unknown surface {surface!r}", f"use one of {', '.join(SURFACE_ORDER)}")
         try:
-            found = set_client_surface(backend.places(), client_id, surface, "operator")
+            found = set_client_surface(route.places(), client_id, surface, "operator")
         except VerbError as e:
             _fail(str(e))
         if not found:
@@ -119,7 +119,7 @@ def register_clients(auth_app) -> None:
     @auth_app.command("revoke-client")
     def revoke_client(client_id: str = typer.Argument(..., metavar="ID", help="an id from `brain auth clients`")):
         """Revoke an OAuth client and every token it holds (bearer tokens: `brain auth token revoke`)."""
-        from ..daemon.client_surfaces import OAUTH_PREFIX
+        from ..daemon.http.client_rows import OAUTH_PREFIX
 
         if not client_id.startswith(OAUTH_PREFIX):
             _fail(f"{client_id!r} is not an OAuth client id (they start with {OAUTH_PREFIX})",

@@ -20,7 +20,7 @@ import subprocess
 from typing import Optional
 from urllib.parse import urlparse
 
-from . import backend
+from . import route
 
 
 def default_name(url: str) -> str:
@@ -30,7 +30,7 @@ def default_name(url: str) -> str:
 
 def check_server(url: str, token: str) -> dict:
     """initialize + whoami against the server; whoami's body (or {} on a verbs-only surface)."""
-    from ..daemon.remote_http import HttpMcp
+    from ..daemon.client.remote import HttpMcp
 
     client = HttpMcp(url, token, timeout_s=30.0)
     try:
@@ -67,19 +67,19 @@ def register(app) -> None:
         """Connect to a brain served by another machine, check it, and optionally register it with a harness."""
         from .remotes import RemoteConfigError, load_remote, remotes, remove_remote, save_remote
 
-        p = backend.places()
+        p = route.places()
         if header:
             try:
-                _url, secret = load_remote(p, backend.load_config(p), header)
+                _url, secret = load_remote(p, route.load_config(p), header)
             except RemoteConfigError as e:
                 fail(str(e))
             typer.echo(json.dumps({"Authorization": f"Bearer {secret}"}))
             return
         if list_:
-            known = remotes(backend.load_config(p))
+            known = remotes(route.load_config(p))
             if not known:
                 typer.echo("no remote brains. `brain connect URL --token T` adds one.")
-            hook = backend.load_config(p).get("hooks.remote")
+            hook = route.load_config(p).get("hooks.remote")
             for n, r in sorted(known.items()):
                 typer.echo(f"{n:<20} {r['url']}  (token in {r.get('token_file')})" + ("  [hook]" if n == hook else ""))
             return
@@ -95,7 +95,7 @@ def register(app) -> None:
                  "`brain auth token create NAME`)")
         if not url.startswith(("http://", "https://")):
             fail(f"{url!r} is not an http(s) URL", "pass the full endpoint, e.g. https://brain.example.org/mcp")
-        from ..daemon.remote_http import RemoteError
+        from ..daemon.client.remote import RemoteError
 
         try:
             who = check_server(url, token)

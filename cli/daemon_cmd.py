@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from . import backend
+from . import route
 
 DEFAULT_HTTP_HOST = "127.0.0.1"
 DEFAULT_HTTP_PORT = 3131
@@ -39,18 +39,18 @@ def _err(msg: str, fix: str | None = None) -> None:
 
 def serve_main(argv: list[str]) -> int:
     """`brain serve …` without typer: resolve vault and surface, then relay/serve."""
-    from ..daemon.relay import SurfaceError, resolve_surface
+    from ..daemon.client.relay import SurfaceError, resolve_surface
 
     ns = _serve_parser().parse_args(argv)
-    p = backend.places()
-    cfg = backend.load_config(p)
+    p = route.places()
+    cfg = route.load_config(p)
     if ns.remote:  # a client machine: no vault, no daemon here
         from .remotes import serve_remote
 
         return serve_remote(p, cfg, ns.remote)
     try:
-        vault = backend.vault_path(p, cfg)
-    except backend.NoVault as e:
+        vault = route.vault_path(p, cfg)
+    except route.NoVault as e:
         _err(str(e))
         return 1
     try:
@@ -66,7 +66,7 @@ def serve_main(argv: list[str]) -> int:
                  "drop --no-daemon")
             return 2
         from ..daemon import config as config_mod
-        from ..daemon.http_server import run_http
+        from ..daemon.http.serve import run_http
 
         host = ns.host or config_mod.get(cfg, "http.host") or DEFAULT_HTTP_HOST
         # --port 0 asks the system for a free port: not the same as "unset"
@@ -77,10 +77,10 @@ def serve_main(argv: list[str]) -> int:
             return 2
         return run_http(p, vault, cfg, surface=surface, host=host, port=int(port))
     if ns.no_daemon:
-        from ..daemon.server import run_stdio
+        from ..daemon.server.process import run_stdio
 
         return run_stdio(p, vault, cfg, surface)
-    from ..daemon.relay import run_relay
+    from ..daemon.client.relay import run_relay
 
     return run_relay(p, vault, cfg, surface)
 
@@ -89,8 +89,8 @@ def _vault_or_exit(p, cfg) -> Path:
     import typer
 
     try:
-        return backend.vault_path(p, cfg)
-    except backend.NoVault as e:
+        return route.vault_path(p, cfg)
+    except route.NoVault as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(1)
 
@@ -107,13 +107,13 @@ def register(app) -> None:
     @daemon_app.command("start")
     def start(foreground: bool = typer.Option(False, "--foreground", help="run in this terminal, logging to stderr")):
         """Start the daemon for the configured vault (no-op when it already runs)."""
-        from ..daemon.spawn import DaemonStartError, connect_or_start, find_daemon
+        from ..daemon.client.spawn import DaemonStartError, connect_or_start, find_daemon
 
-        p = backend.places()
-        cfg = backend.load_config(p)
+        p = route.places()
+        cfg = route.load_config(p)
         vault = _vault_or_exit(p, cfg)
         if foreground:
-            from ..daemon.server import run_daemon
+            from ..daemon.server.process import run_daemon
 
             raise typer.Exit(run_daemon(p, vault, cfg, foreground=True))
         try:
@@ -134,9 +134,9 @@ def register(app) -> None:
     @daemon_app.command("stop")
     def stop(every: bool = typer.Option(False, "--all", help="stop every daemon of yours, whatever vault it serves")):
         """Stop the daemon: calls in flight finish, the caches are flushed."""
-        from ..daemon.spawn import stop_all, stop_daemon
+        from ..daemon.client.spawn import stop_all, stop_daemon
 
-        p = backend.places()
+        p = route.places()
         if every:
             stopped = stop_all(p)
             for info, outcome in stopped:
@@ -144,17 +144,17 @@ def register(app) -> None:
             if not stopped:
                 typer.echo(f"no daemon running (looked in {p.runtime_dir})")
             return
-        cfg = backend.load_config(p)
+        cfg = route.load_config(p)
         vault = _vault_or_exit(p, cfg)
         typer.echo(f"daemon: {stop_daemon(p, vault)}")
 
     @daemon_app.command("status")
     def status(json_out: bool = typer.Option(False, "--json", help="print the status as JSON")):
         """Is the daemon running, on which socket, since when; and which daemons serve other vaults."""
-        from ..daemon.spawn import daemon_status, running_daemons
+        from ..daemon.client.spawn import daemon_status, running_daemons
 
-        p = backend.places()
-        cfg = backend.load_config(p)
+        p = route.places()
+        cfg = route.load_config(p)
         vault = _vault_or_exit(p, cfg)
         st = daemon_status(p, vault)
         st["vault"] = str(vault)
@@ -180,10 +180,10 @@ def register(app) -> None:
         """Print the end of the daemon's log file."""
         import time
 
-        from ..daemon.spawn import log_path
+        from ..daemon.client.spawn import log_path
 
-        p = backend.places()
-        cfg = backend.load_config(p)
+        p = route.places()
+        cfg = route.load_config(p)
         vault = _vault_or_exit(p, cfg)
         path = log_path(p, vault)
         if not path.exists():
@@ -203,7 +203,7 @@ def register(app) -> None:
 
     @check("daemon")
     def _daemon_check(ctx):
-        from ..daemon.spawn import daemon_status
+        from ..daemon.client.spawn import daemon_status
 
         if ctx.vault is None:
             yield ("warn", "daemon", "no vault configured")
@@ -225,7 +225,7 @@ def register(app) -> None:
 
     @check("memory_verbs_usage")
     def _usage_check(ctx):
-        from ..daemon.stats import stats_document
+        from ..daemon.server.usage_stats import stats_document
 
         path = ctx.places.usage_file
         if not path.exists():

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import typer
 
-from . import backend, render
+from . import route, render
 from .status_view import connect_hint
 
 
@@ -22,7 +22,7 @@ def _step(title: str, command: bool = True) -> None:
 
 
 def _run(verb: str, args: dict, no_daemon: bool) -> dict:
-    body, is_error = backend.call(verb, args, no_daemon=no_daemon)
+    body, is_error = route.call(verb, args, no_daemon=no_daemon)
     if is_error:
         render.error(body)
         raise typer.Exit(1)
@@ -30,8 +30,8 @@ def _run(verb: str, args: dict, no_daemon: bool) -> dict:
     if verb == "recall" and body.get("results"):  # files a person can open, as `brain recall` shows them
         from .page_lookup import Pages
 
-        p = backend.places()
-        extra["paths"] = Pages.of(p, backend.vault_path(p)).paths(r["slug"] for r in body["results"])
+        p = route.places()
+        extra["paths"] = Pages.of(p, route.vault_path(p)).paths(r["slug"] for r in body["results"])
     render.show(verb, body, args, **extra)
     return body
 
@@ -41,7 +41,7 @@ def _wait_for(no_daemon: bool, key: str, timeout_s: float) -> dict | None:
     deadline = time.monotonic() + timeout_s
     body = None
     while time.monotonic() < deadline:
-        body, is_error = backend.call("status", {}, no_daemon=no_daemon)
+        body, is_error = route.call("status", {}, no_daemon=no_daemon)
         if not is_error and (body.get(key) or body.get("model_state") in ("failed", "disabled")):
             return body
         time.sleep(0.3)
@@ -50,11 +50,11 @@ def _wait_for(no_daemon: bool, key: str, timeout_s: float) -> dict | None:
 
 def _index_here(p, vault: Path) -> dict:
     """--no-daemon: index the folder in this process (keyword search), then read the counts."""
-    from ..daemon.dispatch import call_tool
-    from ..daemon.engine import Engine
-    from ..daemon.protocol import Caller
+    from ..daemon.protocol.dispatch import call_tool
+    from ..daemon.server.engine import Engine
+    from ..daemon.protocol.wire import Caller
 
-    engine = Engine(vault, p, backend.load_config(p), writer="cli")
+    engine = Engine(vault, p, route.load_config(p), writer="cli")
     try:
         engine.attach_index()  # reconciles the page tables and keyword index with the folder
         body, _ = call_tool(engine, "status", {}, Caller.local("cli"))
@@ -71,7 +71,7 @@ def demo_copy(p, source: Path) -> Path:
     """
     import shutil
 
-    from ..daemon.spawn import stop_daemon
+    from ..daemon.client.spawn import stop_daemon
 
     dest = p.state_dir / "demo" / (source.name or "vault")
     if dest.exists():
@@ -89,7 +89,7 @@ def register(app: typer.Typer) -> None:
         """Copy PATH, register the copy as the vault and show remember → recall, search, an entity card and a
         context pack (PATH itself is never written to)."""
         from ..daemon import config as config_mod
-        from ..daemon.protocol import now_iso
+        from ..daemon.protocol.wire import now_iso
         from .init_cmd import stop_previous
 
         source = path.expanduser().resolve()
@@ -98,7 +98,7 @@ def register(app: typer.Typer) -> None:
             typer.echo("fix: run this from the root of a clone of brain (it has sample_brain/), or pass the path "
                        "of a notes folder.", err=True)
             raise typer.Exit(1)
-        p = backend.places()
+        p = route.places()
         cfg = config_mod.load(p.config_file)
         previous = cfg.get("vault")
         vault = demo_copy(p, source)

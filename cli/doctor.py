@@ -14,7 +14,7 @@ from typing import Callable, Iterable
 
 import typer
 
-from . import backend
+from . import route
 
 CHECKS: dict[str, Callable[["DoctorContext"], Iterable[tuple[str, str, str]]]] = {}
 
@@ -65,12 +65,12 @@ def _model(ctx: DoctorContext):
         return
     if ctx.vault is None or not ctx.vault.is_dir():
         return
-    from ..daemon.spawn import daemon_status
+    from ..daemon.client.spawn import daemon_status
 
     if not daemon_status(ctx.places, ctx.vault)["running"]:
         yield ("ok", "embeddings", "installed; the daemon loads the model when it starts")
         return
-    body, is_error = backend.call("status", {})
+    body, is_error = route.call("status", {})
     if is_error:
         yield ("warn", "embeddings", f"the daemon did not answer status ({body.get('message')}): "
                                      "`brain daemon logs` shows why")
@@ -117,7 +117,7 @@ def _facts_log(ctx: DoctorContext):
     """facts.jsonl: lines that are not fact records, a torn tail, an edit behind the cache's read position."""
     if ctx.vault is None or not ctx.vault.is_dir():
         return
-    from ..daemon.facts_log import FactsLog
+    from ..daemon.facts.log import FactsLog
 
     path = ctx.vault / ".brain" / "facts.jsonl"
     if not path.exists():
@@ -186,11 +186,11 @@ def register(app: typer.Typer) -> None:
         """Check the config, vault, daemon, indexes, model and integrations; each problem names its fix."""
         import json
 
-        p = backend.places()
-        cfg = backend.load_config(p)
+        p = route.places()
+        cfg = route.load_config(p)
         try:
-            vault = backend.vault_path(p, cfg)
-        except backend.NoVault:
+            vault = route.vault_path(p, cfg)
+        except route.NoVault:
             vault = None
         ctx = DoctorContext(p, cfg, vault)
         names = [area] if area else list(CHECKS)

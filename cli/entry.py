@@ -1,6 +1,6 @@
 """The `brain` console script.
 
-Verb commands (declared in `commands.py`: recall, remember, forget, entity,
+Verb commands (declared in `verb_commands.py`: recall, remember, forget, entity,
 context, delta, get, open, call) take a lean argparse path that imports
 neither typer nor anything heavy; everything else, and `--help` and shell
 completion for every command, goes to the typer app.
@@ -31,10 +31,10 @@ def _dispatch(argv: list[str]) -> int:
 
         return session_start(argv[2:])
     if argv and not _wants_help(argv[1:]):
-        from .commands import COMMANDS
+        from .verb_commands import COMMANDS
 
         if argv[0] in COMMANDS:
-            from .fast import run
+            from .verb_main import run
 
             return run(argv)
     if argv and argv[0] == "serve" and not _wants_help(argv[1:]):

@@ -20,7 +20,7 @@ from pathlib import Path
 import typer
 
 from ..hooks.session_start import NOTHING_TO_INJECT
-from . import backend
+from . import route
 from .doctor import DoctorContext, check
 
 HARNESS_HELP = "claude (Claude Code) or codex (OpenAI Codex)"
@@ -64,7 +64,7 @@ def hooks_install(harness: str, project: bool, dry_run: bool) -> int:
     target = inst.target_for(harness, project)
     command = inst.hook_command()
     try:
-        changes, warnings = inst.plan_install(target, command, inst.hook_timeout(_deadline_ms(backend.load_config())))
+        changes, warnings = inst.plan_install(target, command, inst.hook_timeout(_deadline_ms(route.load_config())))
     except inst.InstallError as e:
         typer.echo(f"error: {e}", err=True)
         return 1

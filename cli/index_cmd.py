@@ -15,7 +15,7 @@ import time
 
 import typer
 
-from . import backend
+from . import route
 from .doctor import check
 
 _DAEMON_OWNS = ("the running daemon owns this vault's index (it keeps it up to date live).",
@@ -24,8 +24,8 @@ _DAEMON_OWNS = ("the running daemon owns this vault's index (it keeps it up to d
 
 def _vault(p, cfg):
     try:
-        vault = backend.vault_path(p, cfg)
-    except backend.NoVault as e:
+        vault = route.vault_path(p, cfg)
+    except route.NoVault as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(1)
     if not vault.is_dir():
@@ -58,7 +58,7 @@ def _progress(label: str = "indexing", unit: str = "pages"):
 
 
 def _writer_engine(p, cfg, vault, kind: str):
-    from ..daemon.engine import Engine
+    from ..daemon.server.engine import Engine
     from ..daemon.vault_lock import VaultLocked
 
     try:
@@ -147,8 +147,8 @@ def register(app: typer.Typer) -> None:
                   vectors: bool = typer.Option(True, "--vectors/--keyword-only",
                                                help="also embed new chunks for semantic search (the slow part)")):
         """Index the vault now, in the foreground (only what changed since the last run)."""
-        p = backend.places()
-        cfg = backend.load_config(p)
+        p = route.places()
+        cfg = route.load_config(p)
         vault = _vault(p, cfg)
         engine = _writer_engine(p, cfg, vault, "index")
         try:
@@ -176,8 +176,8 @@ def register(app: typer.Typer) -> None:
         they are the same afterwards. Embeddings are kept: they are stored by
         content hash and re-used for unchanged text.
         """
-        p = backend.places()
-        cfg = backend.load_config(p)
+        p = route.places()
+        cfg = route.load_config(p)
         vault = _vault(p, cfg)
         from ..daemon.vault_lock import VaultLock, VaultLocked
 
@@ -211,8 +211,8 @@ def register(app: typer.Typer) -> None:
         """Keyword and semantic search readiness with counts, facts, last sync, and the next step."""
         from .status_view import read_status, summary_lines, with_rate
 
-        p = backend.places()
-        cfg = backend.load_config(p)
+        p = route.places()
+        cfg = route.load_config(p)
         vault = _vault(p, cfg)
         body = read_status(p, cfg, vault)
         if json_out:
@@ -228,7 +228,7 @@ def _index_checks(ctx):
     """Conflict copies, bad frontmatter, slug collisions, skipped files, unresolved links."""
     if ctx.vault is None or not ctx.vault.is_dir():
         return
-    from ..daemon.engine import Engine
+    from ..daemon.server.engine import Engine
 
     engine = Engine(ctx.vault, ctx.places, ctx.cfg)
     try:

@@ -15,9 +15,8 @@ from pathlib import Path
 
 import typer
 
-from . import backend
-from .status_view import (daemon_reading, duration, eta_seconds, next_step, semantic_line, semantic_progress,
-                          with_rate)
+from . import route
+from .status_view import daemon_reading, duration, eta_seconds, next_step, semantic_line, semantic_progress, with_rate
 
 # how long init watches the model load before handing over with "loading"
 MODEL_WAIT_S = 40.0
@@ -28,9 +27,9 @@ RATE_WAIT_S = 5.0
 
 def run_init(path: Path | None, start: bool) -> int:
     from ..daemon import config as config_mod
-    from ..daemon.protocol import now_iso
+    from ..daemon.protocol.wire import now_iso
 
-    p = backend.places()
+    p = route.places()
     vault = (path or Path.cwd()).expanduser().resolve()
     if vault.exists() and not vault.is_dir():
         typer.echo(f"error: {vault} is a file, not a folder.", err=True)
@@ -60,7 +59,7 @@ def run_init(path: Path | None, start: bool) -> int:
 
 def stop_previous(p, previous, vault: Path) -> None:
     """Stop the daemon of the vault registered before this one, if it still runs."""
-    from ..daemon.spawn import daemon_status, stop_daemon
+    from ..daemon.client.spawn import daemon_status, stop_daemon
 
     if not previous:
         return
@@ -71,7 +70,7 @@ def stop_previous(p, previous, vault: Path) -> None:
 
 
 def _start_and_watch(p, cfg, vault: Path, files: int) -> int:
-    from ..daemon.spawn import DaemonStartError, connect_or_start
+    from ..daemon.client.spawn import DaemonStartError, connect_or_start
 
     t0 = time.monotonic()
     try:

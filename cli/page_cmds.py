@@ -20,7 +20,7 @@ from . import render
 
 
 def _where():
-    from .backend import NoVault, places, vault_path
+    from .route import NoVault, places, vault_path
 
     p = places()
     try:
@@ -51,7 +51,7 @@ def get_page(name: str, *, no_daemon: bool = False, json_out: bool = False) -> i
     vault, pages = where
     hit = pages.resolve(name)
     slug = hit[0] if hit else name.strip().removesuffix(".md")
-    from .fast import backend_call
+    from .verb_main import backend_call
 
     body, is_error = backend_call("get_page", {"slug": slug}, no_daemon)
     if body is None:

@@ -13,7 +13,7 @@ from typing import Optional
 
 import typer  # loaded only by the typer app, never on the lean verb path
 
-from . import backend
+from . import route
 
 SELF_LABEL = "self (stdio)"
 
@@ -53,7 +53,7 @@ def run_conformance(target: str | None, token: str | None, synthesize: bool, as_
     """Run the certification and print the report; returns the exit status."""
     import anyio
 
-    from ..daemon import conformance as cf
+    from ..daemon.conformance import runner as cf
 
     marker = cf.new_marker()
     # short path: the served brain puts a Unix socket under its home
@@ -106,7 +106,7 @@ def register(app) -> None:
         """Print the protocol this server speaks, derived from its live tool definitions."""
         if ctx.invoked_subcommand is not None:
             return
-        from ..daemon.protocol_doc import build_document, render_text
+        from ..daemon.protocol.document import build_document, render_text
 
         if json_out:
             typer.echo(json.dumps(build_document(), indent=2, ensure_ascii=False))
@@ -129,11 +129,11 @@ def register(app) -> None:
               json_out: bool = typer.Option(False, "--json", help="print the aggregates as JSON")):
         """Per-verb usage from the local usage log: calls, errors, latency, budget drops, entity hits."""
         try:
-            from ..daemon.stats import render_stats
+            from ..daemon.server.usage_stats import render_stats
         except ModuleNotFoundError as e:
-            if e.name != f"{__package__.rpartition('.')[0]}.daemon.stats":
+            if e.name != f"{__package__.rpartition('.')[0]}.daemon.server.usage_stats":
                 raise
-            typer.echo("error: usage statistics are not part of this build (brain.daemon.stats is missing).",
+            typer.echo("error: usage statistics are not part of this build (brain.daemon.server.usage_stats is missing).",
                        err=True)
             typer.echo("fix: reinstall brain (`pip install -e .`), or read usage.jsonl in the state dir directly.",
                        err=True)
@@ -146,5 +146,5 @@ def register(app) -> None:
             typer.echo(f"note: --days takes a whole number of days above 0, not {days!r}; showing 30 days.",
                        err=True)
             n = 30
-        p = backend.places()
-        typer.echo(render_stats(p, n, json_out, cfg=backend.load_config(p)))
+        p = route.places()
+        typer.echo(render_stats(p, n, json_out, cfg=route.load_config(p)))

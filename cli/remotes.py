@@ -81,7 +81,7 @@ def load_remote(places, cfg: dict, name: str) -> tuple[str, str]:
 
 def call_remote(places, cfg: dict, name: str, verb: str, args: dict) -> tuple[dict, bool]:
     """One tool call on a remote brain, as (body, is_error)."""
-    from ..daemon.remote_http import HttpMcp
+    from ..daemon.client.remote import HttpMcp
 
     url, token = load_remote(places, cfg, name)
     client = HttpMcp(url, token, timeout_s=60.0)
@@ -95,7 +95,7 @@ def serve_remote(places, cfg: dict, name: str) -> int:
     """`brain serve --remote NAME`: a stdio MCP relay to the remote brain (for harnesses without HTTP)."""
     import sys
 
-    from ..daemon.remote_http import relay_stdio
+    from ..daemon.client.remote import relay_stdio
 
     try:
         url, token = load_remote(places, cfg, name)

@@ -16,13 +16,13 @@ from pathlib import Path
 
 def read_status(p, cfg, vault: Path) -> dict:
     """The status tool's answer plus `daemon: true` when the daemon runs, else the caches' counts."""
-    from ..daemon.spawn import daemon_status
+    from ..daemon.client.spawn import daemon_status
 
     if daemon_status(p, vault)["running"]:
         body = daemon_reading(p, cfg, vault)
         if body is not None:
             return body
-    from ..daemon.engine import Engine
+    from ..daemon.server.engine import Engine
     from ..indexer.vault_index import VaultIndex
 
     engine = Engine(vault, p, cfg)
@@ -38,7 +38,7 @@ def read_status(p, cfg, vault: Path) -> dict:
 
 def daemon_reading(p, cfg, vault: Path) -> dict | None:
     """The running daemon's status tool answer with `daemon: true`, or None when it does not answer."""
-    from ..daemon.client import call_daemon
+    from ..daemon.client.calls import call_daemon
 
     try:
         body, is_error = call_daemon(p, vault, "status", {})
@@ -190,15 +190,15 @@ def bare_brain() -> int:
     """`brain` with no arguments: what brain is, a short status, and the next command to run."""
     from .. import __version__
     from ..daemon.config import ConfigError
-    from . import backend
+    from . import route
 
     print(f"brain {__version__}: a memory server for AI agents over a folder of Markdown notes")
     try:
-        p = backend.places()
-        cfg = backend.load_config(p)
+        p = route.places()
+        cfg = route.load_config(p)
         try:
-            vault = backend.vault_path(p, cfg)
-        except backend.NoVault:
+            vault = route.vault_path(p, cfg)
+        except route.NoVault:
             print("no vault registered yet")
             print("next: `brain init ~/notes` registers your folder of Markdown notes and indexes it "
                   "(`brain demo sample_brain` in a clone of brain shows a round trip first)")

@@ -11,7 +11,7 @@ import os
 import sys
 from typing import Optional
 
-from . import backend
+from . import route
 from .doctor import check
 
 
@@ -67,7 +67,7 @@ def register(app) -> None:
         if until:
             args["until"] = until
         try:
-            body, is_error = backend.call("synthesize", args, no_daemon=no_daemon)
+            body, is_error = route.call("synthesize", args, no_daemon=no_daemon)
         except Exception as e:  # no vault, daemon broken: say so plainly
             print(f"error: {e}", file=sys.stderr)
             raise typer.Exit(1)

@@ -20,8 +20,8 @@ import threading
 import time
 from pathlib import Path
 
-from ..daemon.protocol import now_iso
-from ..daemon.usage import append_line
+from ..daemon.protocol.wire import now_iso
+from ..daemon.server.usage import append_line
 
 MAX_ENTITIES = 8          # context_pack caps the list at 8 anyway
 MAX_STDIN_BYTES = 1 << 20  # a hook payload is a few hundred bytes
@@ -165,7 +165,7 @@ class HookLog:
 
 def _work(stdin, cfg: dict, no_daemon: bool, state: dict) -> None:
     """Everything that may be slow or fail, run under the deadline."""
-    from ..cli import backend
+    from ..cli import route
 
     try:
         raw = stdin.read(MAX_STDIN_BYTES + 1)
@@ -179,7 +179,7 @@ def _work(stdin, cfg: dict, no_daemon: bool, state: dict) -> None:
         if not entities:
             raise Skip("no entities: hooks.standing_entities is empty and cwd is not in a git repository")
         args = pack_args(payload, entities, int_setting(cfg, "hooks.budget_tokens", DEFAULT_BUDGET))
-        body, is_error = backend.call("context_pack", args, no_daemon=no_daemon, remote=cfg.get("hooks.remote"))
+        body, is_error = route.call("context_pack", args, no_daemon=no_daemon, remote=cfg.get("hooks.remote"))
         if is_error:
             raise Skip(f"context_pack answered {body.get('error')}: {body.get('message')}")
         text = body.get("text") if isinstance(body, dict) else None
@@ -193,7 +193,7 @@ def _work(stdin, cfg: dict, no_daemon: bool, state: dict) -> None:
         state["detail"] = f"entities={args['entities']!r} chars={len(text)}"
     except Skip as e:
         state["skip"] = str(e)
-    except backend.NoVault as e:
+    except route.NoVault as e:
         state["skip"] = f"no vault: {e}"
     except BaseException as e:  # fail open: any failure is a log line, never a broken session
         state["skip"] = f"failed: {e.__class__.__name__}: {e}"
@@ -221,11 +221,11 @@ def main(argv: list[str] | None = None, stdin=None, stdout=None) -> int:
     stdout = stdout if stdout is not None else sys.stdout.buffer
     log = HookLog(None)
     try:
-        from ..cli import backend
+        from ..cli import route
 
-        places = backend.places()
+        places = route.places()
         log = HookLog(places.log_dir / "hooks.log")
-        cfg = backend.load_config(places)
+        cfg = route.load_config(places)
     except BaseException as e:  # e.g. a config.toml that does not parse
         log.write("skip", f"config: {e.__class__.__name__}: {e}", started)
         return 0

@@ -21,13 +21,11 @@ from typing import Callable, Iterable
 from .atomic_files import sweep_temp_files
 from .db import open_db
 from .keyword import KeywordIndex
-from .markdown_page import parse_page
-from .page_files import PageWriteError, content_hash
-from .page_ops import PageOps
-from .page_tables import PageTables, collision_echo, now_iso
-from .scan import (
-    CONFLICT_FIX, IGNORE_FILE, FileStat, IgnoreRules, Problem, classify, outside_link, read_page, scan_vault, stat_page,
-)
+from .parse import parse_page
+from .vault_files import PageWriteError, content_hash
+from .page_tools import PageOps
+from .table_writes import PageTables, collision_echo, now_iso
+from .scan import CONFLICT_FIX, IGNORE_FILE, FileStat, IgnoreRules, Problem, classify, outside_link, read_page, scan_vault, stat_page
 from .slugs import path_to_slug
 
 log = logging.getLogger("brain.indexer")

@@ -31,7 +31,7 @@ def brain_home(monkeypatch):
     yield home
     # a daemon a test started (`brain init`, any verb) must not outlive it
     from brain.daemon.places import Places
-    from brain.daemon.spawn import stop_all
+    from brain.daemon.client.spawn import stop_all
 
     stop_all(Places.from_env({"BRAIN_HOME": str(home)}))
     shutil.rmtree(home, ignore_errors=True)
@@ -61,7 +61,7 @@ def sample_vault(tmp_path) -> Path:
 
 @pytest.fixture
 def engine(vault, places):
-    from brain.daemon.engine import Engine
+    from brain.daemon.server.engine import Engine
 
     e = Engine(vault, places, {}, writer="test")
     yield e
@@ -70,20 +70,20 @@ def engine(vault, places):
 
 @pytest.fixture
 def local():
-    from brain.daemon.protocol import Caller
+    from brain.daemon.protocol.wire import Caller
 
     return Caller.local("test")
 
 
 @pytest.fixture
 def remote():
-    from brain.daemon.protocol import Caller
+    from brain.daemon.protocol.wire import Caller
 
     return Caller(remote=True, transport="test")
 
 
 def call(engine, name, args, caller):
     """Run one tool call through the real dispatch pipeline."""
-    from brain.daemon.dispatch import call_tool
+    from brain.daemon.protocol.dispatch import call_tool
 
     return call_tool(engine, name, args, caller)

@@ -48,7 +48,7 @@ def wait_for(predicate, timeout: float = 10.0, step: float = 0.02):
 @pytest.fixture
 def open_index(places):
     """open_index(vault, watch=False) → an Engine with the index attached; closed after the test."""
-    from brain.daemon.engine import Engine
+    from brain.daemon.server.engine import Engine
 
     engines = []
 

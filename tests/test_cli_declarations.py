@@ -10,11 +10,11 @@ import sys
 
 import pytest
 
-from brain.cli.commands import COMMANDS, RECALL_LIMIT
-from brain.cli.fast import parser_for, to_args
-from brain.daemon import tooldefs as td
-from brain.daemon.params import normalize_and_validate
-from brain.daemon.timeparse import parse_since_human
+from brain.cli.verb_commands import COMMANDS, RECALL_LIMIT
+from brain.cli.verb_main import parser_for, to_args
+from brain.daemon.protocol import tools as td
+from brain.daemon.protocol.params import normalize_and_validate
+from brain.daemon.protocol.timeparse import parse_since_human
 
 
 def _full_command_line(cmd) -> list[str]:
@@ -59,7 +59,7 @@ def test_help_and_limits_come_from_the_tool_definitions():
 
 
 def test_enum_params_are_the_enums_the_tools_declare():
-    from brain.cli.commands import ENUM_PARAMS
+    from brain.cli.verb_commands import ENUM_PARAMS
 
     enums = {p.name for c in COMMANDS.values() if c.tooldef for p in c.tooldef.params if p.enum
              if any(o.param == p.name for o in c.opts)}
@@ -110,7 +110,7 @@ def test_since_human_rejects_nonsense(text):
 def test_a_no_op_index_does_not_load_the_model(tmp_path, places):
     from brain.cli.index_cmd import _all_embedded, _index_in_foreground
     from brain.daemon import config as config_mod
-    from brain.daemon.engine import Engine
+    from brain.daemon.server.engine import Engine
 
     vault = tmp_path / "v"
     vault.mkdir()

@@ -115,8 +115,8 @@ def test_an_unforeseen_failure_prints_an_error_and_a_fix(tmp_path):
 
 
 def test_verb_help_lists_every_option_the_parser_takes():
-    from brain.cli.commands import COMMANDS
-    from brain.cli.fast import parser_for
+    from brain.cli.verb_commands import COMMANDS
+    from brain.cli.verb_main import parser_for
 
     for verb, cmd in COMMANDS.items():
         sp = parser_for(cmd)

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from brain.daemon.conformance import CASES_FILE, load_cases, new_marker
-from brain.daemon.conformance_expect import MISSING, PREDICATES, check_expectation, get_path, judge, substitute
-from brain.daemon.tooldefs import VERB_NAMES
+from brain.daemon.conformance.runner import CASES_FILE, load_cases, new_marker
+from brain.daemon.conformance.expect import MISSING, PREDICATES, check_expectation, get_path, judge, substitute
+from brain.daemon.protocol.tools import VERB_NAMES
 
 
 def test_marker_is_run_and_base36_milliseconds():
@@ -103,7 +103,7 @@ def test_case_file_is_well_formed():
         for exp in c.get("expect", []):
             assert sum(k in PREDICATES for k in exp) == 1, (c["name"], exp)
     # the file is shipped as package data next to the runner
-    assert CASES_FILE.name == "conformance_cases.json" and CASES_FILE.parent.name == "daemon"
+    assert CASES_FILE.name == "cases.json" and CASES_FILE.parent.name == "conformance"
 
 
 def test_case_file_opens_with_the_protocols_twenty_cases_in_order():

@@ -14,8 +14,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from brain.daemon import conformance as cf
-from brain.daemon.conformance import certify, connect_stdio, load_cases, render_text
+from brain.daemon.conformance import runner as cf
+from brain.daemon.conformance.runner import certify, connect_stdio, load_cases, render_text
 
 FAKE = str(Path(__file__).with_name("conformance_fake_server.py"))
 
@@ -202,7 +202,7 @@ def test_our_own_server_is_held_to_the_stricter_cases():
         class server_info:
             name = "fake-memory"
 
-    from brain.daemon.mcp_server import SERVER_NAME
+    from brain.daemon.server.mcp import SERVER_NAME
 
     assert cf.OUR_SERVER_NAME == SERVER_NAME
     assert cf._is_ours(Announced()) is True

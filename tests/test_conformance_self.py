@@ -11,7 +11,7 @@ import time
 import anyio
 import pytest
 
-from brain.daemon.conformance import certify, connect_http, load_cases
+from brain.daemon.conformance.runner import certify, connect_http, load_cases
 from daemon_fixtures import BRAIN, child_env, configured, reaper, small_vault, stop_pid  # noqa: F401
 
 SYNTH = "synthesize answers or says unavailable with a fix"
@@ -63,7 +63,7 @@ def _wait_for_port(port: int, proc, timeout: float = 60.0) -> None:
 
 @pytest.fixture
 def http_server(places, configured, reaper):  # noqa: F811
-    from brain.daemon.auth import create_token
+    from brain.daemon.http.tokens import create_token
 
     token = create_token(places, "conformance", can_write=True)
     port = _free_port()

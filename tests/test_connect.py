@@ -19,7 +19,7 @@ from daemon_fixtures import (  # noqa: F401  (fixtures)
 from hooks_fixtures import claude_payload, context_of
 from test_transport_http import _start_http
 
-from brain.daemon.auth import create_token
+from brain.daemon.http.tokens import create_token
 
 pytestmark = pytest.mark.usefixtures("reaper")
 

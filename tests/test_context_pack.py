@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from brain.daemon.schemas import RESPONSE_SCHEMAS, validate
+from brain.daemon.protocol.shapes import RESPONSE_SCHEMAS, validate
 from conftest import call
 from page_seed import add_page, add_timeline, days_ago
 
@@ -231,8 +231,8 @@ def test_text_items_cannot_break_out_of_their_line(engine, local):
 
 
 def test_a_hand_edited_expiry_that_is_not_a_date_does_not_sink_the_pack(vault, places, local):
-    from brain.daemon.engine import Engine
-    from brain.daemon.protocol import now_iso
+    from brain.daemon.server.engine import Engine
+    from brain.daemon.protocol.wire import now_iso
 
     log = vault / ".brain" / "facts.jsonl"
     log.parent.mkdir(parents=True)

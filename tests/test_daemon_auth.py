@@ -9,7 +9,7 @@ import pytest
 
 from daemon_fixtures import run_brain
 
-from brain.daemon.auth import TokenChecker, TokenError, create_token, list_tokens, revoke_token, tokens_file
+from brain.daemon.http.tokens import TokenChecker, TokenError, create_token, list_tokens, revoke_token, tokens_file
 
 
 def test_tokens_are_stored_hashed_and_checked(places):
@@ -54,7 +54,7 @@ def test_tokens_created_at_once_are_all_kept(places):
     """Concurrent `brain auth token create` runs: no secret is printed for a token that was then lost."""
     import threading
 
-    from brain.daemon.auth import TokenChecker, create_token, list_tokens
+    from brain.daemon.http.tokens import TokenChecker, create_token, list_tokens
 
     secrets_by_name: dict[str, str] = {}
 

@@ -13,8 +13,8 @@ from daemon_fixtures import (  # noqa: F401  (fixtures)
     alive, configured, daemon, reaper, run_brain, small_vault,
 )
 
-from brain.daemon.client import call_daemon
-from brain.daemon.spawn import read_pid_file
+from brain.daemon.client.calls import call_daemon
+from brain.daemon.client.spawn import read_pid_file
 
 pytestmark = pytest.mark.usefixtures("reaper")
 
@@ -23,7 +23,7 @@ def _slow_llm_daemon(places, vault, monkeypatch, fake, delay_s):
     from llm_fakes import json_answer
 
     from brain.daemon import config as config_mod
-    from brain.daemon.spawn import connect_or_start
+    from brain.daemon.client.spawn import connect_or_start
 
     fake.queue(json_answer("Alice works at Acme.", ["people/alice-example"], delay_s=delay_s))
     cfg = config_mod.load(places.config_file)
@@ -71,7 +71,7 @@ def _stamp_version(places, vault, version: str) -> None:
     """Make the running daemon's pid file say it was started by another release."""
     import json
 
-    from brain.daemon.spawn import pid_path
+    from brain.daemon.client.spawn import pid_path
 
     info = read_pid_file(places, vault)
     info["version"] = version
@@ -109,7 +109,7 @@ def test_vault_deleted_under_the_daemon_refuses_writes_and_stops(daemon, places)
     """No write is acknowledged into a deleted folder; the daemon stops instead of serving a ghost."""
     import shutil
 
-    from brain.daemon.spawn import DaemonStartError
+    from brain.daemon.client.spawn import DaemonStartError
 
     vault = daemon["vault"]
     body, is_error = call_daemon(places, vault, "remember",
@@ -210,7 +210,7 @@ def test_sigterm_while_the_model_loads_then_a_clean_start(places, configured, re
     from daemon_fixtures import child_env
 
     from brain.daemon import config as config_mod
-    from brain.daemon.spawn import log_path, wait_for_socket
+    from brain.daemon.client.spawn import log_path, wait_for_socket
 
     cfg = config_mod.load(places.config_file)
     cfg["embeddings.enabled"] = True
@@ -244,7 +244,8 @@ def test_sigterm_while_the_model_loads_then_a_clean_start(places, configured, re
 
 def test_stop_waits_longer_than_a_daemon_may_take_to_stop():
     """`brain daemon stop` must not SIGKILL a daemon that is still inside its own shutdown budget."""
-    from brain.daemon import server, spawn
+    from brain.daemon.server import process as server
+    from brain.daemon.client import spawn
 
     assert spawn.STOP_TIMEOUT_S > server.DRAIN_S + server.WARMUP_WAIT_S + server.FLUSH_S
 
@@ -253,7 +254,7 @@ def test_a_socket_path_too_long_fails_with_the_fix_and_closes_cleanly(configured
     """A BRAIN_HOME so deep the socket path cannot be bound: the error names the fix, and the daemon
     closes its caches instead of waiting for a warm-up that never started."""
     from brain.daemon.places import Places
-    from brain.daemon.spawn import DaemonStartError, connect_or_start, log_path
+    from brain.daemon.client.spawn import DaemonStartError, connect_or_start, log_path
 
     home = tmp_path / ("h" * 100)
     monkeypatch.setenv("BRAIN_HOME", str(home))
@@ -292,7 +293,7 @@ def test_stop_never_signals_a_process_that_reused_a_stale_pid(places, configured
     import json
     import subprocess
 
-    from brain.daemon.spawn import daemon_status, pid_path
+    from brain.daemon.client.spawn import daemon_status, pid_path
 
     bystander = subprocess.Popen(["sleep", "60"])
     try:
@@ -312,7 +313,7 @@ def test_stop_never_signals_a_process_that_reused_a_stale_pid(places, configured
 def test_a_silent_lock_holder_is_named_when_no_socket_answers(places, configured, reaper):
     """A daemon that holds the vault but is unreachable from here (say, an older one under another
     runtime dir): the error names its pid and the fix, not just "no daemon answered"."""
-    from brain.daemon.spawn import DaemonStartError, start_daemon, wait_for_socket
+    from brain.daemon.client.spawn import DaemonStartError, start_daemon, wait_for_socket
     from brain.daemon.vault_lock import VaultLock
 
     lock = VaultLock(configured)

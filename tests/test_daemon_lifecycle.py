@@ -18,8 +18,8 @@ from daemon_fixtures import (  # noqa: F401  (fixtures)
     read_until_id, run_brain, send_lines, small_vault, tool_call,
 )
 
-from brain.daemon.client import call_daemon
-from brain.daemon.spawn import connect_or_start, daemon_status, read_pid_file, stop_daemon
+from brain.daemon.client.calls import call_daemon
+from brain.daemon.client.spawn import connect_or_start, daemon_status, read_pid_file, stop_daemon
 
 pytestmark = pytest.mark.usefixtures("reaper")
 
@@ -209,7 +209,7 @@ def test_daemon_watches_the_vault(daemon, places):
 
 def test_a_non_daemon_writer_makes_the_spawn_fail_with_its_name(places, configured, reaper):
     """While `brain serve --no-daemon` owns the vault, a client gets a clear error, fast."""
-    from brain.daemon.spawn import DaemonStartError
+    from brain.daemon.client.spawn import DaemonStartError
     from brain.daemon.vault_lock import VaultLock
 
     lock = VaultLock(configured)
@@ -227,7 +227,7 @@ def test_sigterm_right_after_start_exits_cleanly(places, configured, reaper):
     """A stop during the warm-up (index attach) is an orderly exit, not a crash."""
     import sys
 
-    from brain.daemon.spawn import wait_for_socket
+    from brain.daemon.client.spawn import wait_for_socket
 
     proc = subprocess.Popen([sys.executable, "-m", "brain.daemon.server", "--vault", str(configured)],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,

@@ -13,8 +13,8 @@ from daemon_fixtures import (  # noqa: F401  (fixtures)
 )
 from test_transport_http import _start_http, tokens  # noqa: F401
 
-from brain.daemon.daemon_link import DaemonLinks
-from brain.daemon.spawn import connect_or_start
+from brain.daemon.http.daemon_link import DaemonLinks
+from brain.daemon.client.spawn import connect_or_start
 
 pytestmark = pytest.mark.usefixtures("reaper")
 

@@ -10,8 +10,8 @@ import pytest
 from daemon_fixtures import configured, daemon, reaper, small_vault  # noqa: F401  (fixtures)
 
 from brain.daemon import config as config_mod
-from brain.daemon.client import call_daemon
-from brain.daemon.stats import aggregate, format_tthw, percentile, render_stats, stats_document
+from brain.daemon.client.calls import call_daemon
+from brain.daemon.server.usage_stats import aggregate, format_tthw, percentile, render_stats, stats_document
 
 pytestmark = pytest.mark.usefixtures("reaper")
 

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from brain.daemon import cursors
-from brain.daemon.schemas import RESPONSE_SCHEMAS, validate
+from brain.daemon.verbs import cursors
+from brain.daemon.protocol.shapes import RESPONSE_SCHEMAS, validate
 from conftest import call
 from page_seed import add_page, days_ago, now
 

@@ -3,8 +3,8 @@
 import sqlite3
 import time
 
-from brain.daemon import cursors
-from brain.daemon.protocol import Caller
+from brain.daemon.verbs import cursors
+from brain.daemon.protocol.wire import Caller
 from page_seed import add_page, days_ago, now
 from test_delta import EPOCH, add_fact, cursor_rows, fresh_time, slugs, wake
 

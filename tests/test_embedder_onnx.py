@@ -22,7 +22,7 @@ AGREEMENT_TEXTS = 200
 
 def chunk_texts(vault: Path, places) -> list[str]:
     """The vault's distinct chunk texts exactly as the vector build embeds them (heading + text)."""
-    from brain.daemon.engine import Engine
+    from brain.daemon.server.engine import Engine
 
     e = Engine(vault, places, {}, writer="test")
     try:
@@ -92,7 +92,7 @@ def test_when_the_export_cannot_run_the_daemon_falls_back_and_says_so(monkeypatc
     and status names the backend and the reason."""
     from conftest import call
 
-    from brain.daemon.engine import Engine
+    from brain.daemon.server.engine import Engine
     from brain.indexer import onnx_export
 
     monkeypatch.setenv("BRAIN_MODEL_CACHE", str(tmp_path / "empty-model-cache"))

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from brain.daemon.schemas import RESPONSE_SCHEMAS, validate
+from brain.daemon.protocol.shapes import RESPONSE_SCHEMAS, validate
 from conftest import call
 from page_seed import add_link, add_page, add_timeline, days_ago
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 
-from brain.daemon.facts_store import FactsStore
+from brain.daemon.facts.store import FactsStore
 
 
 def _insert(store, text):
@@ -57,7 +57,7 @@ def test_doctor_reports_bad_lines_torn_tail_and_edits(tmp_path, places, monkeypa
     from daemon_fixtures import BRAIN, child_env
 
     from brain.daemon import config as config_mod
-    from brain.daemon.engine import Engine
+    from brain.daemon.server.engine import Engine
 
     vault = tmp_path / "v"
     vault.mkdir()

@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from brain.daemon.engine import Engine
-from brain.daemon.facts_store import FactsStore
+from brain.daemon.server.engine import Engine
+from brain.daemon.facts.store import FactsStore
 from brain.daemon.vault_lock import VaultLock, VaultLocked
 
 
@@ -111,7 +111,7 @@ def test_hand_edited_log_replaced_under_cache_triggers_rebuild(tmp_path):
 WRITER = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from brain.daemon.facts_store import FactsStore
+    from brain.daemon.facts.store import FactsStore
     s = FactsStore(Path(sys.argv[1]), Path(sys.argv[2]))
     for i in range(1000):
         fid = s.insert(fact=f"fact {i}", kind="fact", entity_slug="people/x", visibility="world",
@@ -234,7 +234,7 @@ def test_a_torn_tail_is_durable_aside_before_the_log_is_cut(tmp_path, monkeypatc
 
 _SHORT_WRITE = textwrap.dedent("""
     import json, os, resource, signal, sys
-    from brain.daemon.facts_log import FactsLog
+    from brain.daemon.facts.log import FactsLog
 
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
     path = sys.argv[1]

@@ -12,7 +12,7 @@ import pytest
 from daemon_fixtures import configured, daemon, reaper, small_vault, stop_pid  # noqa: F401  (fixtures)
 from test_transport_http import INIT_BODY, MCP_HEADERS, _http, _start_http, tokens  # noqa: F401
 
-from brain.daemon.http_limits import HEADER_TIMEOUT_S, MAX_CONNECTIONS
+from brain.daemon.http.limits import HEADER_TIMEOUT_S, MAX_CONNECTIONS
 
 pytestmark = pytest.mark.usefixtures("reaper")
 

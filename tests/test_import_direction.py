@@ -36,14 +36,14 @@ def test_daemon_never_imports_cli():
     assert files
     for f in files:
         for name in _imports(f):
-            # by segment: `.client` is daemon/client.py, not the cli package
+            # by segment: `.client` is daemon/client/calls.py, not the cli package
             assert name.lstrip(".").split(".")[0] != "cli" and not name.startswith("brain.cli"), (f, name)
 
 
 def test_hot_cli_path_imports_nothing_heavy():
     code = (
-        "import sys; from brain.cli import entry, fast, backend, render\n"
-        "try:\n    import brain.daemon.client\nexcept ImportError:\n    pass\n"
+        "import sys; from brain.cli import entry, verb_main, route, render\n"
+        "try:\n    import brain.daemon.client.calls\nexcept ImportError:\n    pass\n"
         "heavy = [m for m in ('torch', 'numpy', 'tantivy', 'mcp', 'typer', 'sentence_transformers', 'pydantic') if m in sys.modules]\n"
         "print(','.join(heavy))"
     )

@@ -103,7 +103,7 @@ def _vault_files(vault):
 
 
 def test_put_page_onto_a_folder_is_refused_with_a_fix(vault, open_index):
-    from brain.indexer.page_files import PageWriteError
+    from brain.indexer.vault_files import PageWriteError
 
     (vault / "notes.md").mkdir()        # a folder where the page file would go
     write(vault, "attachments", "not a folder")   # a file where a folder would go
@@ -130,7 +130,7 @@ def test_put_page_accepts_every_slug_the_index_gives_out(vault, open_index):
 
 
 def test_put_page_bad_slug_suggestion_is_itself_valid(vault, open_index):
-    from brain.indexer.page_files import PageWriteError, check_slug
+    from brain.indexer.vault_files import PageWriteError, check_slug
 
     for slug in ("x/.hidden", "a b", "Café/Ünï", "-lead"):
         with pytest.raises(PageWriteError) as got:
@@ -265,7 +265,7 @@ def test_slug_collision_problems_do_not_pile_up_or_outlive_the_collision(vault, 
 
 @pytest.mark.parametrize("content, words", [("a\x00b", "NUL"), ("bad \ud800 text", "surrogate")])
 def test_put_page_refuses_content_it_could_not_index_before_writing(vault, open_index, content, words):
-    from brain.indexer.page_files import PageWriteError
+    from brain.indexer.vault_files import PageWriteError
 
     e = open_index(vault)
     with pytest.raises(PageWriteError) as got:
@@ -275,7 +275,7 @@ def test_put_page_refuses_content_it_could_not_index_before_writing(vault, open_
 
 
 def test_put_page_refuses_a_sync_conflict_name_saying_why(vault, open_index):
-    from brain.indexer.page_files import PageWriteError
+    from brain.indexer.vault_files import PageWriteError
 
     e = open_index(vault)
     with pytest.raises(PageWriteError) as got:

@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 
 from brain.indexer.chunks import MAX_CHARS, split_chunks
 from brain.indexer.frontmatter import split_frontmatter
-from brain.indexer.markdown_page import parse_page
+from brain.indexer.parse import parse_page
 from brain.indexer.timeline import extract_entries, split_timeline
 from brain.indexer.wikilinks import body_links, frontmatter_links
 

@@ -22,7 +22,7 @@ from daemon_fixtures import (  # noqa: F401  (fixtures)
 )
 from test_transport_http import _start_http
 
-from brain.daemon.tooldefs import SURFACES, VERB_NAMES, surface_tools
+from brain.daemon.protocol.tools import SURFACES, VERB_NAMES, surface_tools
 
 pytestmark = pytest.mark.usefixtures("reaper")
 
@@ -220,7 +220,7 @@ def test_request_tools_narrows_but_never_widens(http_url, places):
 
 
 def test_bearer_token_rows_are_rescoped_too(http_url, places):
-    from brain.daemon.auth import create_token
+    from brain.daemon.http.tokens import create_token
 
     token = create_token(places, "laptop", can_write=True)
 

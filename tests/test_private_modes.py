@@ -16,7 +16,7 @@ from daemon_fixtures import (  # noqa: F401  (fixtures)
     BRAIN, child_env, configured, daemon, reaper, small_vault,
 )
 
-from brain.daemon.client import call_daemon
+from brain.daemon.client.calls import call_daemon
 
 pytestmark = pytest.mark.usefixtures("reaper")
 
@@ -62,7 +62,7 @@ def test_the_in_process_cli_writes_private_caches(places, configured, brain_home
 
 
 def test_loose_modes_are_repaired_on_start_and_reported_by_doctor(places, configured, brain_home, reaper):
-    from brain.daemon.spawn import connect_or_start, stop_daemon
+    from brain.daemon.client.spawn import connect_or_start, stop_daemon
 
     connect_or_start(places, configured)[0].close()
     reaper()

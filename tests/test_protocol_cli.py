@@ -33,7 +33,7 @@ def test_stats_says_so_when_the_stats_module_is_missing(monkeypatch):
 
     from brain.cli.app import app
 
-    monkeypatch.setitem(sys.modules, "brain.daemon.stats", None)
+    monkeypatch.setitem(sys.modules, "brain.daemon.server.usage_stats", None)
     result = CliRunner().invoke(app, ["protocol", "stats"])
     assert result.exit_code == 1
     assert "usage statistics are not part of this build" in result.output

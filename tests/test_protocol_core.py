@@ -8,8 +8,8 @@ from hypothesis import given, strategies as st
 
 from conftest import call
 
-from brain.daemon import protocol as P
-from brain.daemon.timeparse import parse_date, parse_since_strict, parse_ttl
+from brain.daemon.protocol import wire as P
+from brain.daemon.protocol.timeparse import parse_date, parse_since_strict, parse_ttl
 
 
 def test_each_code_has_one_exception_type():
@@ -26,7 +26,7 @@ def test_envelope_omits_absent_optional_keys():
 
 
 def test_uncaught_exception_becomes_internal_envelope(engine, remote, monkeypatch):
-    from brain.daemon import dispatch
+    from brain.daemon.protocol import dispatch
 
     def boom(engine, args, caller):
         raise RuntimeError("disk on fire")

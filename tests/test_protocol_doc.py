@@ -9,9 +9,9 @@ import sys
 import anyio
 import pytest
 
-from brain.daemon.protocol_doc import VERSIONING_POLICY, build_document, render_text
-from brain.daemon.schemas import ERROR_SCHEMA, RESPONSE_SCHEMAS, validate
-from brain.daemon.tooldefs import VERB_NAMES, VERBS
+from brain.daemon.protocol.document import VERSIONING_POLICY, build_document, render_text
+from brain.daemon.protocol.shapes import ERROR_SCHEMA, RESPONSE_SCHEMAS, validate
+from brain.daemon.protocol.tools import VERB_NAMES, VERBS
 from conftest import call
 
 
@@ -48,7 +48,7 @@ def test_json_input_schemas_equal_the_advertised_ones(json_doc):
 
 def test_json_input_schemas_equal_tools_list_over_stdio(vault):
     """The live server's tools/list, through the SDK client, says exactly what the document says."""
-    from brain.daemon.conformance import connect_stdio
+    from brain.daemon.conformance.runner import connect_stdio
 
     env = dict(os.environ, BRAIN_VAULT=str(vault))
     argv = [sys.executable, "-m", "brain.cli.entry", "serve", "--surface", "full", "--no-daemon"]

@@ -5,8 +5,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from brain.daemon.schemas import ERROR_SCHEMA, RESPONSE_SCHEMAS, json_type, validate
-from brain.daemon.tooldefs import VERB_NAMES
+from brain.daemon.protocol.shapes import ERROR_SCHEMA, RESPONSE_SCHEMAS, json_type, validate
+from brain.daemon.protocol.tools import VERB_NAMES
 
 GOOD_RECALL = {
     "facts": [{"id": 7, "fact_id": "7", "fact": "Alice likes tea", "kind": "preference",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from conftest import call
 
-from brain.daemon.engine import Engine
+from brain.daemon.server.engine import Engine
 from vectors_fixtures import minilm, model_engine  # noqa: F401  (fixtures)
 
 

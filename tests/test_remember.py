@@ -7,7 +7,7 @@ import pytest
 from conftest import call
 from vectors_fixtures import minilm  # noqa: F401  (fixture)
 
-from brain.daemon.protocol import parse_iso, utcnow
+from brain.daemon.protocol.wire import parse_iso, utcnow
 
 
 def test_inserted_with_null_entity_and_null_valid_until(engine, remote):
@@ -171,7 +171,7 @@ def test_ttl_too_far_or_out_of_range_is_invalid_params(engine, local):
 
 @pytest.mark.model
 def test_remote_similarity_dedup_never_touches_a_private_fact(vault, places, minilm, local, remote):
-    from brain.daemon.engine import Engine
+    from brain.daemon.server.engine import Engine
 
     e = Engine(vault, places, {}, writer="test")
     try:
@@ -189,7 +189,7 @@ def test_remote_similarity_dedup_never_touches_a_private_fact(vault, places, min
 def test_remote_similarity_still_finds_the_world_fact_behind_a_private_one(vault, places, minilm, local, remote):
     # the nearest fact overall is private; a remote write must be compared
     # with the world facts it may see, not dropped after the private match
-    from brain.daemon.engine import Engine
+    from brain.daemon.server.engine import Engine
 
     e = Engine(vault, places, {}, writer="test")
     try:

@@ -11,7 +11,7 @@ from conftest import call
 from llm_fakes import FakeLLM, Reply, json_answer
 
 from brain.daemon.llm.providers import provider_from_config
-from brain.daemon.schemas import ERROR_SCHEMA, RESPONSE_SCHEMAS, validate
+from brain.daemon.protocol.shapes import ERROR_SCHEMA, RESPONSE_SCHEMAS, validate
 
 QUESTION = "When is the Apollo launch and why did it move?"
 

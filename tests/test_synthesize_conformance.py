@@ -10,7 +10,7 @@ import pytest
 
 from llm_fakes import FakeLLM, Reply, json_answer
 
-from brain.daemon import conformance as cf
+from brain.daemon.conformance import runner as cf
 from brain.daemon import config as config_mod
 
 

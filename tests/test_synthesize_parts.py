@@ -12,14 +12,8 @@ import pytest
 from llm_fakes import FakeLLM, Reply, json_answer
 
 from brain.daemon.llm.pricing import estimate_usd, price_of
-from brain.daemon.llm.providers import (
-    LOCAL_PLACEHOLDER_KEY,
-    AnthropicProvider,
-    OpenAICompatibleProvider,
-    is_local_url,
-    provider_from_config,
-)
-from brain.daemon.synthesis import Gathered, GatheredPage, cited_sources, extractive_digest, parse_answer
+from brain.daemon.llm.providers import LOCAL_PLACEHOLDER_KEY, AnthropicProvider, OpenAICompatibleProvider, is_local_url, provider_from_config
+from brain.daemon.verbs.synthesis import Gathered, GatheredPage, cited_sources, extractive_digest, parse_answer
 
 
 # -- parsing the model's reply ------------------------------------------------------
@@ -196,7 +190,7 @@ def test_cli_shows_answer_sources_and_cost(places, vault):
 def test_a_long_page_leads_with_the_whole_chunk_around_the_matched_passage(tmp_path):
     import sqlite3
 
-    from brain.daemon.gather import _page_text
+    from brain.daemon.verbs.gather import _page_text
 
     db = sqlite3.connect(tmp_path / "t.sqlite")
     db.row_factory = sqlite3.Row

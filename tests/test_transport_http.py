@@ -16,9 +16,9 @@ from daemon_fixtures import (  # noqa: F401  (fixtures)
     BRAIN, body_of, child_env, configured, daemon, http_session, reaper, small_vault, stop_pid,
 )
 
-from brain.daemon.auth import create_token, revoke_token
-from brain.daemon.client import call_daemon
-from brain.daemon.tooldefs import ALL_TOOLS, VERB_NAMES
+from brain.daemon.http.tokens import create_token, revoke_token
+from brain.daemon.client.calls import call_daemon
+from brain.daemon.protocol.tools import ALL_TOOLS, VERB_NAMES
 from brain.daemon.vault_lock import VaultLock
 
 pytestmark = pytest.mark.usefixtures("reaper")

@@ -58,7 +58,7 @@ def test_all_interfaces_accepts_this_machines_names_but_not_foreign_ones(daemon,
 def test_a_corrupt_token_file_is_an_error_with_the_fix_not_a_traceback(places, configured):
     from daemon_fixtures import run_brain
 
-    from brain.daemon.auth import tokens_file
+    from brain.daemon.http.tokens import tokens_file
 
     tokens_file(places).parent.mkdir(parents=True, exist_ok=True)
     tokens_file(places).write_text("{not json")

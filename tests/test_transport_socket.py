@@ -15,9 +15,9 @@ from daemon_fixtures import (  # noqa: F401  (fixtures)
     send_lines, small_vault, socket_session, tool_call,
 )
 
-from brain.daemon.client import call_daemon
-from brain.daemon.relay import preamble
-from brain.daemon.socket_server import caller_from_preamble
+from brain.daemon.client.calls import call_daemon
+from brain.daemon.client.relay import preamble
+from brain.daemon.server.socket import caller_from_preamble
 
 pytestmark = pytest.mark.usefixtures("reaper")
 
@@ -209,7 +209,7 @@ def test_slow_calls_never_block_the_fast_ones(places, configured, reaper, monkey
     from llm_fakes import FakeLLM, json_answer
 
     from brain.daemon import config as config_mod
-    from brain.daemon.spawn import connect_or_start
+    from brain.daemon.client.spawn import connect_or_start
 
     with FakeLLM() as fake:
         fake.queue(json_answer("Alice works with Bob.", ["people/alice-example"], delay_s=1.2))

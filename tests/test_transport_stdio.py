@@ -17,7 +17,7 @@ from daemon_fixtures import (  # noqa: F401  (fixtures)
     BRAIN, body_of, child_env, configured, daemon, reaper, small_vault, stdio_session,
 )
 
-from brain.daemon.tooldefs import ALL_TOOLS, VERB_NAMES, surface_tools
+from brain.daemon.protocol.tools import ALL_TOOLS, VERB_NAMES, surface_tools
 
 pytestmark = pytest.mark.usefixtures("reaper")
 
@@ -161,7 +161,7 @@ def test_relay_surfaces_and_round_trip(daemon):
 
 def test_surface_from_config_and_force_env_only_narrows(daemon, places, monkeypatch):
     from brain.daemon import config as config_mod
-    from brain.daemon.relay import SurfaceError, resolve_surface
+    from brain.daemon.client.relay import SurfaceError, resolve_surface
 
     assert resolve_surface(None, {}, {}) == ("full", None)
     assert resolve_surface(None, {"mcp_surface": "starter"}, {}) == ("starter", None)
@@ -189,7 +189,7 @@ def test_surface_from_config_and_force_env_only_narrows(daemon, places, monkeypa
 
 def test_relay_restarts_a_dead_daemon_and_says_so(daemon, places):
     """kill -9 under a live relay session: the next call starts a new daemon."""
-    from brain.daemon.spawn import read_pid_file
+    from brain.daemon.client.spawn import read_pid_file
 
     errlog = tempfile.TemporaryFile(mode="w+")
 
@@ -232,8 +232,8 @@ def test_relay_ends_on_eof_and_on_sigterm_and_stays_lean(daemon):
             if not f.closed:
                 f.close()
     # the relay path never loads the MCP SDK (or anything heavy)
-    code = ("import sys; import brain.cli.entry, brain.cli.daemon_cmd, brain.daemon.relay, "
-            "brain.daemon.spawn, brain.daemon.client\n"
+    code = ("import sys; import brain.cli.entry, brain.cli.daemon_cmd, brain.daemon.client.relay, "
+            "brain.daemon.client.spawn, brain.daemon.client.calls\n"
             "print([m for m in ('mcp', 'mcp_types', 'anyio', 'typer', 'numpy', 'torch', 'pydantic') "
             "if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

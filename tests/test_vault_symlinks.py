@@ -9,7 +9,7 @@ import pytest
 from indexer_fixtures import open_index, wait_for, write  # noqa: F401  (fixture)
 
 from brain.indexer.atomic_files import write_atomic
-from brain.indexer.page_files import PageWriteError
+from brain.indexer.vault_files import PageWriteError
 
 
 @pytest.fixture

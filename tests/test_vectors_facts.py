@@ -7,7 +7,7 @@ import threading
 import pytest
 from conftest import call
 
-from brain.daemon.engine import Engine
+from brain.daemon.server.engine import Engine
 from vectors_fixtures import minilm, model_engine  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.model

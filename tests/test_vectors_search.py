@@ -8,7 +8,7 @@ import pytest
 from conftest import call
 from indexer_fixtures import write
 
-from brain.daemon.engine import Engine
+from brain.daemon.server.engine import Engine
 from vectors_fixtures import minilm  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.model

@@ -81,7 +81,7 @@ def test_huge_numbers_are_invalid_params_never_internal(daemon):
 
 
 def test_an_overlong_line_is_answered_with_its_id(daemon):
-    from brain.daemon.socket_server import MAX_LINE_BYTES
+    from brain.daemon.server.socket import MAX_LINE_BYTES
 
     s = _session(daemon)
     head = b'{"jsonrpc":"2.0","id":"huge","method":"tools/call","params":{"name":"remember","arguments":{"fact":"'

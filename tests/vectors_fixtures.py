@@ -51,7 +51,7 @@ def minilm():
 @pytest.fixture
 def model_engine(vault, places, minilm):
     """An engine with the real model loaded, before the test runs."""
-    from brain.daemon.engine import Engine
+    from brain.daemon.server.engine import Engine
 
     e = Engine(vault, places, {}, writer="test")
     e.load_models(background=False, embedder=minilm)

@@ -6,12 +6,6 @@ official SDKs (`anthropic`, `openai`) are optional and imported on first use,
 so nothing here costs an import until a question is actually asked.
 """
 
-from .providers import (
-    Completion,
-    LLMCallError,
-    NotConfigured,
-    Provider,
-    provider_from_config,
-)
+from .providers import Completion, LLMCallError, NotConfigured, Provider, provider_from_config
 
 __all__ = ["Completion", "LLMCallError", "NotConfigured", "Provider", "provider_from_config"]

@@ -15,11 +15,10 @@ import datetime as _dt
 import logging
 import math
 
-from ..cards import build_card, resolve
-from ..protocol import (PROTOCOL_VERSION, Caller, InvalidParams, budget_of, estimate_tokens, iso,
-                        pack_greedy, parse_iso, utcnow)
-from ..render_text import pack_text
-from ..timeparse import parse_since_strict
+from .cards import build_card, resolve
+from ..protocol.wire import PROTOCOL_VERSION, Caller, InvalidParams, budget_of, estimate_tokens, iso, pack_greedy, parse_iso, utcnow
+from .injectable_text import pack_text
+from ..protocol.timeparse import parse_since_strict
 
 log = logging.getLogger("brain.context_pack")
 

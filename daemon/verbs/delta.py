@@ -13,13 +13,12 @@ from __future__ import annotations
 import datetime as _dt
 import logging
 
-from ..cards import resolve, threads_for
-from ..cursors import Cursor, client_of, store_for
-from ..delta_streams import (Delivery, facts_key, fetch_facts, fetch_pages, merged_cursor, pack_merged,
-                             pack_separate, page_item, pages_key, safe_cursor)
-from ..protocol import PROTOCOL_VERSION, Caller, InvalidParams, budget_of, iso, utcnow
-from ..render_text import delta_text
-from ..timeparse import ACCEPTED_FORMS, parse_since_strict
+from .cards import resolve, threads_for
+from .cursors import Cursor, client_of, store_for
+from .delta_streams import Delivery, facts_key, fetch_facts, fetch_pages, merged_cursor, pack_merged, pack_separate, page_item, pages_key, safe_cursor
+from ..protocol.wire import PROTOCOL_VERSION, Caller, InvalidParams, budget_of, iso, utcnow
+from .injectable_text import delta_text
+from ..protocol.timeparse import ACCEPTED_FORMS, parse_since_strict
 from .context_pack import fact_item, split_entities, world_only_for
 
 log = logging.getLogger("brain.delta")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from ..cards import lookup
-from ..protocol import PROTOCOL_VERSION, Caller, InvalidParams
+from .cards import lookup
+from ..protocol.wire import PROTOCOL_VERSION, Caller, InvalidParams
 
 
 def entity(engine, args: dict, caller: Caller) -> dict:

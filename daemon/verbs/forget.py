@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..protocol import PROTOCOL_VERSION, Caller, NotFound
+from ..protocol.wire import PROTOCOL_VERSION, Caller, NotFound
 
 # ASCII digits only (int() would also read "١" as 1), and no more than
 # SQLite's INTEGER holds: longer ids cannot exist

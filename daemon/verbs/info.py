@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ... import __version__
-from ..protocol import Caller, Unavailable
+from ..protocol.wire import Caller, Unavailable
 
 
 def whoami(engine, args: dict, caller: Caller) -> dict:

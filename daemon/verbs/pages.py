@@ -8,9 +8,9 @@ changed since it was read is refused the same way, naming its current hash.
 
 from __future__ import annotations
 
-from ...indexer.page_files import PageWriteError
-from ..params import clamp_limit
-from ..protocol import Caller, InvalidParams, NotFound, Unavailable
+from ...indexer.vault_files import PageWriteError
+from ..protocol.params import clamp_limit
+from ..protocol.wire import Caller, InvalidParams, NotFound, Unavailable
 
 LIST_DEFAULT, LIST_MAX = 50, 1000
 SEARCH_DEFAULT, SEARCH_MAX = 10, 100

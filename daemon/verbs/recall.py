@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..params import clamp_limit
-from ..protocol import PROTOCOL_VERSION, Caller, budget_of, estimate_tokens, iso, pack_greedy
-from ..timeparse import parse_since_lenient
+from ..protocol.params import clamp_limit
+from ..protocol.wire import PROTOCOL_VERSION, Caller, budget_of, estimate_tokens, iso, pack_greedy
+from ..protocol.timeparse import parse_since_lenient
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 100

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..protocol import PROTOCOL_VERSION, Caller, InvalidParams, ProvenanceRequired
-from ..timeparse import parse_ttl
+from ..protocol.wire import PROTOCOL_VERSION, Caller, InvalidParams, ProvenanceRequired
+from ..protocol.timeparse import parse_ttl
 
 MAX_PROVENANCE = 500
 # cosine at or above which two facts about one entity are the same claim

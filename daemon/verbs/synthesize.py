@@ -1,7 +1,7 @@
 """synthesize: an LLM-composed answer over gathered pages and facts (docs/protocol.md §3.4).
 
 The handler validates the arguments and the provider, then hands over to
-`daemon/synthesis.py` (gathering is in `daemon/gather.py`). No provider ⇒
+`daemon/verbs/synthesis.py` (gathering is in `daemon/verbs/gather.py`). No provider ⇒
 `unavailable` with the fix, always — even when pages would have been found:
 a digest would hide the misconfiguration.
 """
@@ -11,10 +11,10 @@ from __future__ import annotations
 import datetime as _dt
 import re
 
-from ..protocol import Caller, InvalidParams, Unavailable
-from ..timeparse import ACCEPTED_FORMS, parse_since_strict
-from .. import synthesis
-from ..gather import Window
+from ..protocol.wire import Caller, InvalidParams, Unavailable
+from ..protocol.timeparse import ACCEPTED_FORMS, parse_since_strict
+from . import synthesis
+from .gather import Window
 
 MAX_QUESTION_CHARS = 4000
 _DATE_ONLY = re.compile(r"^\s*\d{4}-\d{2}-\d{2}\s*$")
@@ -47,7 +47,7 @@ def _no_provider(llm) -> Unavailable:
 
 
 def synthesize(engine, args: dict, caller: Caller) -> dict:
-    """Answer `question` from the vault, citing gathered pages; see daemon/synthesis.py."""
+    """Answer `question` from the vault, citing gathered pages; see daemon/verbs/synthesis.py."""
     question = args["question"].strip()
     if not question:
         raise InvalidParams(

@@ -1,0 +1,82 @@
+"""How a CLI command reaches the verbs: the daemon's socket, or in-process.
+
+The CLI is the trusted-local lane. This module reads the environment and the
+config file (the CLI is an entry point) and hides which path was taken.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..daemon import config as config_mod
+from ..daemon.places import Places
+
+
+class NoVault(RuntimeError):
+    pass
+
+
+def places() -> Places:
+    return Places.from_env()
+
+
+def load_config(p: Places | None = None) -> dict:
+    return config_mod.load((p or places()).config_file)
+
+
+def vault_path(p: Places | None = None, cfg: dict | None = None) -> Path:
+    env = os.environ.get("BRAIN_VAULT")
+    if env:
+        return Path(env).expanduser().resolve()
+    cfg = load_config(p) if cfg is None else cfg
+    v = cfg.get("vault")
+    if not v:
+        raise NoVault(
+            "No vault is configured. Run `brain init PATH` to register a folder of Markdown notes "
+            "(or set BRAIN_VAULT=PATH)."
+        )
+    return Path(v).expanduser().resolve()
+
+
+def call(verb: str, args: dict, *, no_daemon: bool = False, remote: str | None = None) -> tuple[dict, bool]:
+    """Run one tool call as the trusted local lane (or on the remote brain named `remote`);
+    returns (body, is_error)."""
+    p = places()
+    cfg = load_config(p)
+    if remote:
+        from .remotes import call_remote
+
+        return call_remote(p, cfg, remote, verb, args)
+    vault = vault_path(p, cfg)
+    if not vault.is_dir():  # never create the folder a typo names
+        raise NoVault(f"the vault {vault} is not a folder.\nfix: run `brain init PATH` with your notes folder "
+                      "(or point BRAIN_VAULT at it).")
+    if not no_daemon:
+        from ..daemon.client.calls import call_daemon  # the socket lane
+
+        return call_daemon(p, vault, verb, args)
+    return call_in_process(p, vault, cfg, verb, args)
+
+
+# tools whose answer depends on the pages (recall only with a query)
+PAGE_READERS = {"recall", "entity", "context_pack", "delta", "synthesize", "put_page", "get_page", "list_pages",
+                "search", "get_backlinks"}
+
+
+def call_in_process(p: Places, vault: Path, cfg: dict, verb: str, args: dict) -> tuple[dict, bool]:
+    from ..daemon.protocol.dispatch import WRITE_TOOLS, call_tool
+    from ..daemon.server.engine import Engine
+    from ..daemon.protocol.wire import Caller
+
+    engine = Engine(vault, p, cfg, writer="cli" if verb in WRITE_TOOLS else None)
+    if verb == "synthesize":  # only entry points read API keys from the environment
+        from ..daemon.llm.providers import provider_from_config
+
+        engine.llm = provider_from_config(cfg, os.environ)
+    try:
+        if verb in PAGE_READERS and (verb != "recall" or str(args.get("query") or "").strip()):
+            engine.attach_index()  # reconcile first, so the answer reflects the folder as it is now
+        return call_tool(engine, verb, args, Caller.local("cli"))
+    finally:
+        engine.close()

@@ -1,0 +1,178 @@
+"""The lean path for verb commands: parse, one call, print, exit.
+
+The parser is made from the declarations in `verb_commands.py`. Nothing here
+imports typer, torch, numpy, tantivy or the MCP SDK, so `brain recall`
+answers in tens of milliseconds when the daemon is up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from . import render
+from .verb_commands import COMMANDS, HUMAN_SINCE, RECALL_LIMIT, Command
+
+
+class UsageError(Exception):
+    def __init__(self, message: str, fix: str):
+        super().__init__(message)
+        self.fix = fix
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse's own wording, with our fix line
+        raise UsageError(message, f"run `{self.prog} --help` for its options")
+
+
+def parser_for(cmd: Command, with_help: bool = False) -> argparse.ArgumentParser:
+    """The command's parser; `with_help` adds each option's help (for `--help`, not needed to parse)."""
+    p = _Parser(prog=f"brain {cmd.name}", add_help=False, allow_abbrev=False)
+    for o in cmd.all_opts():
+        kw: dict = {"dest": o.dest, "help": cmd.help_of(o) if with_help else None}
+        if o.positional:
+            p.add_argument(o.dest, help=kw["help"], **({"nargs": "?"} if o.optional_positional else {}))
+            continue
+        if o.kind == "flag":
+            kw["action"] = "store_true"
+        else:
+            kw["type"] = int if o.kind == "int" else str
+            kw["required"] = o.required
+            if cmd.choices_of(o):
+                kw["choices"] = cmd.choices_of(o)
+        p.add_argument(*o.names, **kw)
+    return p
+
+
+def unknown_flag(cmd: Command, argv: list[str]) -> UsageError | None:
+    """A flag this command does not have, with the nearest one it does."""
+    known = [n for o in cmd.all_opts() for n in o.names if n.startswith("-")] + ["--help", "-h"]
+    for a in argv:
+        if a == "--":
+            break
+        if not a.startswith("-") or a == "-" or a[1:2].isdigit():
+            continue
+        flag = a.split("=", 1)[0]
+        if flag in known:
+            continue
+        import difflib
+
+        near = difflib.get_close_matches(flag, known, n=1, cutoff=0.6)
+        hint = f"did you mean {near[0]}? " if near else ""
+        return UsageError(f"brain {cmd.name} has no option {flag}.",
+                          f"{hint}`brain {cmd.name} --help` lists its options")
+    return None
+
+
+def to_args(cmd: Command, ns) -> dict:
+    """The tool arguments a parsed command line fills (flags left out are absent)."""
+    out = {}
+    for o in cmd.all_opts():
+        if o.param is None:
+            continue
+        v = getattr(ns, o.dest)
+        if v is None or v is False:
+            continue
+        out[o.param] = v
+    return out
+
+
+def _check(cmd: Command, args: dict) -> None:
+    """What a person gets wrong before anything is called, in terms of flags."""
+    budget = args.get("budget_tokens")
+    if budget is not None and budget <= 0:
+        raise UsageError(f"--budget {budget} is not a token budget.",
+                         "pass a positive number of tokens, e.g. --budget 500, or leave --budget out for no limit")
+    if "limit" in args:  # only when given: the default needs no check (and no tool definitions)
+        top = cmd.tooldef.param("limit").maximum
+        if not 1 <= args["limit"] <= top:
+            raise UsageError(f"--limit {args['limit']} is out of range.", f"pass a number from 1 to {top}")
+    if (cmd.name, "since") in HUMAN_SINCE and args.get("since"):
+        from ..daemon.protocol.wire import iso
+        from ..daemon.protocol.timeparse import HUMAN_SINCE_FORMS, parse_since_human
+
+        ts = parse_since_human(args["since"])
+        if ts is None:
+            raise UsageError(f"--since {args['since']!r} is not a date or a time ago.", f"use {HUMAN_SINCE_FORMS}")
+        args["since"] = iso(ts)  # the wire gets one unambiguous instant
+
+
+def run(argv: list[str]) -> int:
+    try:
+        return _run(argv)
+    except UsageError as e:
+        render.usage_error(str(e), e.fix)
+        return 2
+
+
+def _run(argv: list[str]) -> int:
+    cmd = COMMANDS[argv[0]]
+    bad = unknown_flag(cmd, argv[1:])
+    if bad:
+        raise bad
+    ns = parser_for(cmd).parse_args(argv[1:])
+    if cmd.name == "call":
+        return _call(ns)
+    if cmd.name in ("get", "open"):
+        from .page_cmds import get_page, open_page
+
+        return get_page(ns.page, no_daemon=ns.no_daemon, json_out=ns.json) if cmd.name == "get" \
+            else open_page(ns.page)
+    args = to_args(cmd, ns)
+    _check(cmd, args)
+    if cmd.name == "recall":
+        args.setdefault("limit", RECALL_LIMIT)
+    body, is_error = backend_call(cmd.tool, args, ns.no_daemon, ns.remote)
+    if body is None:
+        return 1
+    if ns.json:
+        print(json.dumps(body, indent=2, ensure_ascii=False))
+        return 1 if is_error else 0
+    if is_error:
+        render.error(body, cmd)
+        return 1
+    render.show(cmd.tool, body, args, **_lookups(cmd, body, args))
+    return 0
+
+
+def _lookups(cmd: Command, body: dict, args: dict) -> dict:
+    """What the page index adds for a person: result file paths, near entity names."""
+    wants_paths = cmd.name == "recall" and body.get("results")
+    wants_near = cmd.name == "entity" and not body.get("found") and not body.get("suggestions")
+    if not (wants_paths or wants_near):
+        return {}
+    from .route import places, vault_path
+    from .page_lookup import Pages
+
+    p = places()
+    pages = Pages.of(p, vault_path(p))
+    if wants_paths:
+        return {"paths": pages.paths(r["slug"] for r in body["results"])}
+    return {"near": pages.near(args["name"])}
+
+
+def backend_call(tool: str, args: dict, no_daemon: bool, remote: str | None = None) -> tuple[dict | None, bool]:
+    from .route import call
+
+    try:
+        return call(tool, args, no_daemon=no_daemon, remote=remote)
+    except Exception as e:  # no vault, or the daemon or the vault is broken: say so plainly
+        print(f"error: {e}", file=sys.stderr)
+        return None, True
+
+
+def _call(ns) -> int:
+    try:
+        arguments = json.loads(ns.arguments or "{}")
+    except ValueError as e:
+        raise UsageError(f"the arguments are not JSON ({e}).",
+                         'pass one JSON object, e.g. brain call recall \'{"entity": "people/me"}\'') from None
+    if not isinstance(arguments, dict):
+        raise UsageError(f"the arguments must be one JSON object, not a {type(arguments).__name__}.",
+                         'wrap them in braces, e.g. brain call recall \'{"entity": "people/me"}\'')
+    body, is_error = backend_call(ns.verb, arguments, ns.no_daemon, ns.remote)
+    if body is None:
+        return 1
+    print(json.dumps(body, indent=2, ensure_ascii=False))
+    return 1 if is_error else 0

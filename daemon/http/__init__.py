@@ -1,0 +1,8 @@
+"""`brain serve --http`: Streamable HTTP MCP in front of the daemon (`serve`),
+its connection limits (`limits`), one daemon connection per HTTP session
+(`daemon_link`), and who may call it: bearer tokens (`tokens`), OAuth 2.1
+(`oauth_store`, `oauth_provider`, `oauth_approval`) and per-client surfaces
+(`client_rows`), kept in small shared JSON files (`state_file`).
+
+May import: the protocol core, the server's MCP wiring, the client side's
+socket helpers, the daemon's config and places. Never a verb or the CLI."""

@@ -1,0 +1,299 @@
+"""`brain serve --http`: Streamable HTTP MCP in front of the daemon.
+
+Design: this process speaks HTTP and MCP (the SDK's Streamable HTTP
+transport under uvicorn) but never opens the engine. Every tools/call is
+forwarded over the daemon's Unix socket, announcing the caller as remote with
+the token's name (its delta-cursor namespace) and, for read-only tokens, a
+read-only claim the daemon honours (`scope_denied` on writes). So the
+daemon stays the vault's one writer; the HTTP front end can start, stop and
+crash on its own; and a daemon that dies is restarted by the next call, as
+for every other client. tools/list is answered here from the same tool
+definitions the daemon uses.
+
+Every request needs `Authorization: Bearer <credential>`: a bearer token
+(`brain auth token create NAME [--write]`) or an OAuth access token (the
+SDK's authorization server, wired in `build_app`; see oauth_provider);
+without a valid one it is answered 401 before any MCP handling. Each HTTP
+session keeps one connection to the daemon (daemon_link); each request's
+surface is the narrowest of the server's and the client's row
+(client_rows). DNS-rebinding protection is on: Host and Origin must be
+loopback names, plus the bind address when it is not a loopback one.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+
+from ..protocol.wire import Caller, Unavailable
+
+log = logging.getLogger("brain.http")
+
+MCP_PATH = "/mcp"
+LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+
+
+def _explaining_auth(app) -> None:
+    """Give the SDK's 401/403 on /mcp our message and fix next to the OAuth error (docs/protocol.md §11)."""
+    from mcp.server.auth.middleware.bearer_auth import RequireAuthMiddleware
+
+    class ExplainingRequireAuth(RequireAuthMiddleware):
+        async def _send_auth_error(self, send, status_code: int, error: str, description: str) -> None:
+            www = f'Bearer error="{error}", error_description="{description}"'
+            if self.resource_metadata_url:
+                www += f', resource_metadata="{self.resource_metadata_url}"'
+            body = json.dumps({
+                "error": error, "error_description": description,
+                "message": "a valid bearer token or OAuth access token is required",
+                "suggestion": "Send `Authorization: Bearer <token>`: a token from `brain auth token create NAME` "
+                              "on the server machine, or an OAuth access token (connect with an MCP client that "
+                              "speaks OAuth; the vault's owner approves it with `brain auth approve CODE`).",
+            }).encode()
+            await send({"type": "http.response.start", "status": status_code, "headers": [
+                (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                (b"www-authenticate", www.encode())]})
+            await send({"type": "http.response.body", "body": body})
+
+    for route in app.router.routes:
+        gate = getattr(route, "app", None)
+        if getattr(route, "path", None) == MCP_PATH and isinstance(gate, RequireAuthMiddleware):
+            route.app = ExplainingRequireAuth(gate.app, gate.required_scopes, gate.resource_metadata_url)
+
+
+def caller_for_request(ctx, ceiling: str) -> Caller:
+    """The remote Caller of one HTTP request, its surface recomputed from the client's row
+    on every request; fail closed when the credential is missing."""
+    from .client_rows import OAUTH_PREFIX
+    from .oauth_provider import BrainAccess
+    from ..protocol.surfaces import effective_surface
+
+    req = getattr(ctx, "request", None)
+    user = req.scope.get("user") if req is not None else None
+    access = getattr(user, "access_token", None)
+    if not isinstance(access, BrainAccess):
+        return Caller(remote=True, client_id="remote", transport="http", surface="verbs", can_write=False)
+    client_id = access.name if access.kind == "token" else OAUTH_PREFIX + access.client_id
+    return Caller(remote=True, client_id=client_id, transport="http",
+                  surface=effective_surface(ceiling, access.surface), can_write="write" in access.scopes,
+                  session=req.headers.get("mcp-session-id"))
+
+
+def daemon_call(places, vault: Path):
+    """A blocking call function that forwards each call to the vault's daemon,
+    on one connection per HTTP session (see daemon_link)."""
+    from ..client.calls import DaemonCallError
+    from .daemon_link import DaemonLinks
+    from ..client.spawn import DaemonStartError, connect_or_start
+
+    links = DaemonLinks(lambda: connect_or_start(places, vault)[0])
+
+    def run_call(name: str, arguments, caller: Caller) -> tuple[dict, bool]:
+        preamble = {"surface": caller.surface, "lane": "remote", "client": "brain-http",
+                    "transport": "http", "client_id": caller.client_id, "read_only": not caller.can_write}
+        try:
+            return links.call(caller.session, preamble, name, arguments)
+        except (DaemonCallError, DaemonStartError, OSError) as e:
+            log.warning("call %s failed to reach the daemon: %s", name, e)
+            return Unavailable(
+                "the brain daemon could not answer this call.",
+                "Retry; if it keeps failing, run `brain doctor` on the server machine.",
+                detail=str(e).splitlines()[0] if str(e) else None,
+            ).envelope(), True
+
+    run_call.links = links
+    return run_call
+
+
+def _interface_addresses() -> list[str]:
+    """Every interface's address (Linux: ioctl for IPv4, /proc for IPv6); [] where unsupported."""
+    import socket
+
+    found: list[str] = []
+    try:
+        import fcntl
+        import struct
+
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            for _i, name in socket.if_nameindex():
+                try:
+                    raw = fcntl.ioctl(s.fileno(), 0x8915, struct.pack("256s", name.encode()[:15]))  # SIOCGIFADDR
+                except OSError:
+                    continue  # no IPv4 address on this interface
+                found.append(socket.inet_ntoa(raw[20:24]))
+    except (ImportError, OSError, AttributeError):
+        pass
+    try:
+        with open("/proc/net/if_inet6") as f:
+            for line in f:
+                hexaddr = line.split()[0]
+                found.append(socket.inet_ntop(socket.AF_INET6, bytes.fromhex(hexaddr)))
+    except (OSError, ValueError, IndexError):
+        pass
+    return found
+
+
+def this_machines_names() -> list[str]:
+    """Names and addresses remote agents may use for this machine (for a wildcard bind)."""
+    import socket
+
+    found: list[str] = []
+    host = socket.gethostname()
+    for name in (host, socket.getfqdn()):
+        if name and name not in found and name not in LOOPBACK:
+            found.append(name)
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except OSError:
+        infos = []
+    addrs = [info[4][0] for info in infos] + _interface_addresses()
+    # the address of the route out (no packet is sent by a UDP connect)
+    for family, probe in ((socket.AF_INET, "192.0.2.1"), (socket.AF_INET6, "2001:db8::1")):
+        try:
+            with socket.socket(family, socket.SOCK_DGRAM) as s:
+                s.connect((probe, 9))
+                addrs.append(s.getsockname()[0])
+        except OSError:
+            pass
+    for a in addrs:
+        name = f"[{a}]" if ":" in a else a
+        if name not in found and name not in LOOPBACK:
+            found.append(name)
+    return found
+
+
+def security_settings(host: str):
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    names = list(LOOPBACK)
+    bare = host.strip("[]")
+    if bare in ("0.0.0.0", "::"):
+        # bound for remote agents: they name this machine; other names are still
+        # refused (DNS rebinding), and every request still needs a token
+        names += this_machines_names()
+    elif host not in LOOPBACK:
+        names.append(f"[{bare}]" if ":" in bare else bare)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{n}:*" for n in names] + names,
+        allowed_origins=[f"http://{n}:*" for n in names] + [f"https://{n}:*" for n in names],
+    )
+
+
+def build_app(places, vault: Path, surface: str, host: str, call=None, base_url: str | None = None):
+    """The ASGI app: the SDK's Streamable HTTP transport behind its bearer-auth middleware,
+    which accepts our tokens and OAuth access tokens; with `base_url` (the URL agents use),
+    also the SDK's OAuth authorization server and our approval page."""
+    from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
+
+    from .client_rows import request_tools
+    from ..server.mcp import build_server
+    from .oauth_provider import BrainOAuthProvider, BrainTokenVerifier
+    from .oauth_store import SCOPES, OAuthStore
+
+    forward = call or daemon_call(places, vault)
+
+    def run_call(name: str, arguments, caller: Caller):
+        # the client's row lives with the HTTP server: narrowing it never reaches the daemon
+        if name == "request_tools":
+            return request_tools(places, arguments, caller)
+        return forward(name, arguments, caller)
+
+    server = build_server(run_call, lambda ctx: caller_for_request(ctx, surface))
+    store = OAuthStore(places) if base_url else None
+    provider, routes = None, None
+    if base_url:
+        from .oauth_approval import approval_routes
+
+        auth = AuthSettings(
+            issuer_url=base_url, resource_server_url=base_url + MCP_PATH, validate_token_resource=False,
+            client_registration_options=ClientRegistrationOptions(
+                enabled=True, valid_scopes=list(SCOPES), default_scopes=["read"]),
+            revocation_options=RevocationOptions(enabled=True))
+        provider, routes = BrainOAuthProvider(store, base_url), approval_routes(store)
+    else:
+        auth = AuthSettings(issuer_url="http://127.0.0.1", resource_server_url=None)
+    app = server.streamable_http_app(
+        streamable_http_path=MCP_PATH, host=host, transport_security=security_settings(host), auth=auth,
+        token_verifier=BrainTokenVerifier(places, store), auth_server_provider=provider,
+        custom_starlette_routes=routes,
+    )
+    _explaining_auth(app)
+    return app
+
+
+def oauth_base_url(cfg: dict, host: str, port: int) -> str | None:
+    """The URL OAuth metadata names: `http.public_url` (https, behind a TLS proxy), or this
+    loopback server; None on a plain-HTTP non-loopback bind (OAuth needs https there)."""
+    public = (cfg.get("http.public_url") or "").rstrip("/")
+    if public:
+        return public[: -len(MCP_PATH)] if public.endswith(MCP_PATH) else public
+    if host in LOOPBACK:
+        return f"http://{host}:{port}"
+    return None
+
+
+def run_http(places, vault: Path, cfg: dict, *, surface: str, host: str, port: int) -> int:
+    """Serve until SIGINT/SIGTERM; returns the exit code."""
+    import socket
+
+    import uvicorn
+
+    from .tokens import TokenError, list_tokens
+    from ..client.spawn import DaemonStartError, connect_or_start
+
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                        format="brain serve --http: %(levelname)s %(name)s: %(message)s")
+    try:
+        tokens = list_tokens(places)
+    except TokenError as e:
+        print(f"error: {e}.", file=sys.stderr)
+        print("fix: repair that file, or delete it and create the tokens again "
+              "(`brain auth token create NAME [--write]`).", file=sys.stderr)
+        return 1
+    if not tokens and oauth_base_url(cfg, host, port) is None:
+        print("brain serve --http: warning: no tokens exist yet, so every request will get 401. "
+              "Create one with `brain auth token create NAME [--write]`.", file=sys.stderr)
+    try:
+        s, _ = connect_or_start(places, vault)
+        s.close()
+    except DaemonStartError as e:
+        print(f"brain serve --http: {e}", file=sys.stderr)
+        return 1
+    # bind first, so a busy port is a clear message rather than a traceback
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError as e:
+        import errno
+
+        sock.close()
+        print(f"error: cannot listen on {host}:{port}: {e.strerror or e}.", file=sys.stderr)
+        if e.errno in (errno.EADDRINUSE, errno.EACCES):
+            print("fix: pass another --port, or stop the process using it.", file=sys.stderr)
+        else:  # an address this machine does not have, or a name that does not resolve
+            print("fix: pass --host with an address of this machine (127.0.0.1 for local agents, "
+                  "0.0.0.0 for every interface).", file=sys.stderr)
+        return 1
+    sock.listen(128)  # accept from here on: the address printed below already works
+    bound_port = sock.getsockname()[1]
+    base_url = oauth_base_url(cfg, host, bound_port)
+    app = build_app(places, vault, surface, host, base_url=base_url)
+    print(f"brain serve --http: MCP on http://{host}:{bound_port}{MCP_PATH} (surface {surface}); "
+          "every request needs a bearer token" + (" or an OAuth access token." if base_url else "."),
+          file=sys.stderr, flush=True)
+    if base_url is None:
+        print("brain serve --http: OAuth is off: it needs https on a non-loopback address. Put a TLS proxy in "
+              "front and set `brain config set http.public_url https://NAME/mcp`.", file=sys.stderr, flush=True)
+    if host.strip("[]") in ("0.0.0.0", "::"):
+        names = ", ".join(n for n in security_settings(host).allowed_hosts if not n.endswith(":*"))
+        print(f"brain serve --http: requests must name this machine as one of: {names} (others get 421; "
+              "to be reached by another name, pass it as --host).", file=sys.stderr, flush=True)
+    from .limits import uvicorn_settings
+
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False, **uvicorn_settings())
+    uvicorn.Server(config).run(sockets=[sock])
+    return 0

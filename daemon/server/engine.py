@@ -1,0 +1,198 @@
+"""The engine: one vault's facts store, page tables, indexes and models.
+
+Verbs receive an Engine and a Caller; they never read config or environment.
+The engine is built by an entry point (the daemon, or the CLI with
+--no-daemon) from a Places and a config dict.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+
+from ...indexer.db import open_db
+from ...indexer.search_modes import KEYWORD_ONLY
+from .. import config as config_mod
+from ..verbs.entity_slugs import canonical_entity_slug
+from ..facts.store import FactsStore
+from ..places import Places
+from ..protocol.wire import Caller, now_iso
+from .usage import UsageLog
+from ..vault_lock import VaultLock
+
+log = logging.getLogger("brain.engine")
+
+
+class Engine:
+    def __init__(self, vault: Path, places: Places, cfg: dict | None = None, *, writer: str | None = None,
+                 lock_wait_s: float = 5.0):
+        self.vault = Path(vault).expanduser().resolve()
+        self.places = places
+        self.cfg = dict(cfg or {})
+        self.cache_dir = places.cache_dir(self.vault)
+        self.state_dir = places.vault_state_dir(self.vault)
+        self.lock = VaultLock(self.vault)
+        if writer:
+            self.lock.acquire(writer, wait_s=lock_wait_s)
+        (self.vault / ".brain").mkdir(parents=True, exist_ok=True)
+        self.facts = FactsStore(self.vault / ".brain" / "facts.jsonl", self.cache_dir / "facts.sqlite")
+        self.page_db = open_db(self.cache_dir / "index.sqlite")
+        self.usage = UsageLog(places.usage_file)
+        # attached by the indexer / daemon when available
+        self.index = None        # indexer's VaultIndex: keyword search, sync, page writes
+        self.index_ready = False  # the index has been reconciled with the folder once
+        self.index_progress = None  # (files done, files to look at) while that first reconcile runs
+        self.embedder = None     # indexer's Embedder once the model has loaded
+        self.vectors = None      # indexer's vector search over chunks
+        self.fact_vectors = None  # fact embeddings for remember's dedup, once the model has loaded
+        self.models = None       # the model loader: state loading/ready/failed/disabled + error
+        self.llm = None          # synthesize's provider
+        self.stopping = threading.Event()  # set when closing begins: a model export in progress ends
+        self._closed = False
+
+    def setting(self, key: str):
+        return config_mod.get(self.cfg, key)
+
+    # -- shared pieces the verbs use ----------------------------------------
+
+    def canonical_entity(self, name: str, caller: Caller) -> str:
+        return canonical_entity_slug(name, self.page_db, remote=caller.remote)
+
+    def search_pages(self, query: str, limit: int, caller: Caller) -> tuple[list[dict], str | None]:
+        """Page hits for recall's query arm and the reason the search was degraded, if it was."""
+        if self.index is None:
+            return [], KEYWORD_ONLY
+        embedder = self.fact_vectors.query_embedder() if self.fact_vectors is not None else self.embedder
+        return self.index.search(query, limit, remote=caller.remote, embedder=embedder, vectors=self.vectors)
+
+    def search_facts(self, query: str, where: list[str], params: list, limit: int, *,
+                     active_only: bool, world_only: bool) -> list:
+        """Facts in scope ranked by relevance to `query` (keyword BM25, fused with the fact
+        vectors once the model has loaded)."""
+        from ..facts.search import rank_facts
+
+        return rank_facts(self.facts, self.fact_vectors, query, where, params, limit,
+                          active_only=active_only, world_only=world_only)
+
+    def attach_index(self, watch: bool = False, progress=None):
+        """Open the vault index, reconcile it with the folder, and with `watch` follow saves live.
+
+        Only the vault's writer indexes: when another process (the daemon)
+        holds the writer lock, the index opens read-only over its caches.
+        """
+        if self.index is None:
+            from ...indexer.vault_index import VaultIndex
+            from ..vault_lock import VaultLocked
+
+            read_only = False
+            if not self.lock.held:
+                try:
+                    self.lock.acquire("index", wait_s=0)
+                except VaultLocked:
+                    read_only = True
+            index = VaultIndex(self.vault, self.page_db, self.cache_dir, read_only=read_only)
+            if self.vectors is not None and hasattr(self.vectors, "on_chunks_changed"):
+                index.on_chunks_changed.append(self.vectors.on_chunks_changed)
+            self.index = index  # readers may search the committed part while it reconciles
+            if watch:
+                index.start_watching()  # first, so a save during the reconcile is not missed
+            if not read_only:
+                def track(done: int, total: int) -> None:
+                    self.index_progress = (done, total)
+                    if progress is not None:
+                        progress(done, total)
+
+                index.reconcile(progress=track)
+            self.index_ready = True
+        elif watch:
+            self.index.start_watching()
+        return self.index
+
+    def note_retrieved(self, slugs: list[str]) -> None:
+        """Bump last_retrieved_at for pages a search returned (feeds entity tie-breaks)."""
+        if not slugs:
+            return
+        try:
+            self.page_db.executemany(
+                "UPDATE pages SET last_retrieved_at = ? WHERE slug = ?", [(now_iso(), s) for s in slugs]
+            )
+        except Exception:  # a read must not fail over a bookkeeping write
+            log.debug("could not bump last_retrieved_at", exc_info=True)
+
+    def dedup_degraded(self) -> bool:
+        return self.embedder is None
+
+
+    # -- embedding model and vectors (indexer/embedder.py, vectors.py, fact_vectors.py) --
+
+    def load_models(self, background: bool = True, start_after=None, progress=None, embedder=None):
+        """Load the embedding model, then fact and chunk vectors; search is keyword-only until done.
+
+        background: load in a thread (the daemon passes `start_after`, set once
+        its socket is up). `progress(done, total)` follows the chunk embedding.
+        `embedder`: an already-loaded one to use instead of loading MiniLM
+        (by default onnxruntime over the cached ONNX export, exported once in
+        a child process; see indexer/embedder.py).
+        """
+        from ...indexer.embedder import ModelLoader
+
+        self.models = ModelLoader(factory=(lambda: embedder) if embedder is not None else None,
+                                  cache_root=self.places.cache_root, cancel=self.stopping)
+        if not self.setting("embeddings.enabled"):
+            self.models.disable()
+        elif background:
+            self.models.start(then=lambda emb: self._attach_models(emb, progress), start_after=start_after)
+        else:
+            self._attach_models(self.models.load(), progress)
+        return self.models
+
+    def _attach_models(self, embedder, progress=None) -> None:
+        if embedder is None or self._closed:
+            return
+        from ...indexer.fact_vectors import FactVectors
+        from ...indexer.vectors import ChunkVectors
+
+        self.fact_vectors = FactVectors(self.facts.db, self.facts.lock, embedder)
+        self.embedder = embedder  # dedup is live from here (candidates lacking a vector are embedded on use)
+        vectors = ChunkVectors(self.page_db, self.cache_dir, embedder)
+        self.vectors = vectors  # `vectors.ready` stays False (keyword-only) until the build is done
+        # set, then look: attach_index may be running in another thread (a double listener is harmless)
+        index = self.index
+        if index is not None and vectors.on_chunks_changed not in index.on_chunks_changed:
+            index.on_chunks_changed.append(vectors.on_chunks_changed)
+        vectors.build(progress)
+        vectors.start()
+        # facts saved while the model was loading (or before a cache rebuild) get their vectors
+        self.fact_vectors.backfill(self.facts.query([], [], "id DESC", None))
+        self.fact_vectors.load()  # the search matrix, so the first recall does not pay for it
+
+    def fact_similarity(self, entity_slug: str, text: str, world_only: bool):
+        """(row, cosine) of the nearest of the entity's 5 newest active facts (§3.2), or None
+        without a model. `world_only` for remote callers: they are never matched
+        against (and so never learn of, or supersede) a private fact."""
+        if self.fact_vectors is None:
+            return None
+        rows = self.facts.active_for_entity(entity_slug, world_only=world_only, limit=5)
+        return self.fact_vectors.nearest(rows, text)
+
+    def on_fact_insert(self, fid: int, text: str) -> None:
+        """Store a new fact's embedding, for dedup and search (the backfill covers facts saved
+        before the model loaded)."""
+        if self.fact_vectors is None:
+            return
+        try:
+            self.fact_vectors.store(fid, text)
+        except Exception:  # the fact is saved; a missing vector only weakens dedup
+            log.warning("could not embed fact #%d", fid, exc_info=True)
+
+    def close(self) -> None:
+        self._closed = True
+        self.stopping.set()
+        if self.vectors is not None:
+            self.vectors.close()
+        if self.index is not None and hasattr(self.index, "close"):
+            self.index.close()
+        self.facts.close()
+        self.page_db.close()
+        self.lock.release()

@@ -1,0 +1,225 @@
+"""Gather: the evidence synthesize hands to the model.
+
+Hybrid page search for the question, filtered to the caller's visibility and
+the time window, expanded to page text from the page tables and packed into a
+token budget; plus active facts about the gathered pages or mentioning the
+question's words.
+
+Page dates for the window: a page's dates are its frontmatter `date` and the
+dates of its timeline entries; a page with neither is dated by its file's
+modification time (pages.updated_at). A page is in the window when any of its
+dates (a whole day, for day-precision dates) overlaps [since, until].
+Facts are in the window when their valid_from falls inside it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import re
+from dataclasses import dataclass, field
+
+from ..protocol.wire import Caller, estimate_tokens, iso, pack_greedy
+from ..protocol.timeparse import parse_date
+
+EVIDENCE_BUDGET_TOKENS = 6000   # page text in the prompt
+PAGE_CAP_TOKENS = 1500          # one page's share, so one long page cannot crowd out the rest
+FACTS_BUDGET_TOKENS = 1200
+MAX_PAGES = 12
+MAX_FACTS = 40
+
+_STOPWORDS = frozenset(
+    "about after again also and any are because been before being between both but can could did does "
+    "doing down during each few for from further had has have having her here hers him his how into its "
+    "just more most not now off once only other our out over own same she should some such than that the "
+    "their them then there these they this those through too under until very was were what when where "
+    "which while who whom why will with would you your".split()
+)
+
+
+@dataclass(frozen=True)
+class Window:
+    """The since/until filter; either end may be open."""
+
+    since: _dt.datetime | None = None
+    until: _dt.datetime | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.since is not None or self.until is not None
+
+    def overlaps(self, start: _dt.datetime, end: _dt.datetime) -> bool:
+        return (self.since is None or end >= self.since) and (self.until is None or start <= self.until)
+
+    def describe(self) -> str:
+        a = iso(self.since) if self.since else "the beginning"
+        b = iso(self.until) if self.until else "now"
+        return f"from {a} to {b}"
+
+
+@dataclass
+class GatheredPage:
+    slug: str
+    title: str
+    text: str        # what the model sees
+    excerpt: str     # the best-matching chunk, for the extractive digest
+    date: str | None
+
+
+@dataclass
+class Gathered:
+    pages: list[GatheredPage] = field(default_factory=list)
+    facts: list[dict] = field(default_factory=list)
+    degraded: str | None = None
+
+    def slugs(self) -> list[str]:
+        return [p.slug for p in self.pages]
+
+
+def question_terms(question: str) -> list[str]:
+    """Distinct content words of the question, in order."""
+    seen: list[str] = []
+    for w in re.findall(r"[\w][\w'-]*", question.lower()):
+        w = w.strip("'-")
+        if len(w) >= 3 and w not in _STOPWORDS and w not in seen:
+            seen.append(w)
+    return seen
+
+
+def _day_span(d: _dt.date) -> tuple[_dt.datetime, _dt.datetime]:
+    start = _dt.datetime(d.year, d.month, d.day, tzinfo=_dt.timezone.utc)
+    return start, start + _dt.timedelta(days=1) - _dt.timedelta(microseconds=1)
+
+
+def _date_span(value) -> tuple[_dt.datetime, _dt.datetime] | None:
+    text = str(value).strip()
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        try:
+            return _day_span(_dt.date.fromisoformat(text))
+        except ValueError:
+            return None
+    ts = parse_date(text) if text else None
+    return (ts, ts) if ts else None
+
+
+def _page_rows(db, slugs: list[str]) -> dict[str, dict]:
+    if not slugs:
+        return {}
+    marks = ",".join("?" * len(slugs))
+    rows = db.execute(
+        f"SELECT id, slug, title, visibility, updated_at, frontmatter FROM pages WHERE slug IN ({marks})", slugs
+    ).fetchall()
+    out = {r["slug"]: dict(r) for r in rows}
+    ids = [r["id"] for r in rows]
+    if ids:
+        by_id = {r["id"]: r["slug"] for r in rows}
+        tl = db.execute(
+            f"SELECT page_id, date FROM timeline WHERE page_id IN ({','.join('?' * len(ids))})", ids
+        ).fetchall()
+        for t in tl:
+            out[by_id[t["page_id"]]].setdefault("timeline", []).append(t["date"])
+    return out
+
+
+def page_dates(row: dict) -> list[tuple[_dt.datetime, _dt.datetime]]:
+    """The spans that date a page (see the module docstring)."""
+    spans = []
+    try:
+        fm = json.loads(row.get("frontmatter") or "{}")
+    except ValueError:
+        fm = {}
+    if isinstance(fm, dict) and fm.get("date") not in (None, ""):
+        span = _date_span(fm["date"])
+        if span:
+            spans.append(span)
+    for d in row.get("timeline", []):
+        span = _date_span(d)
+        if span:
+            spans.append(span)
+    if not spans and row.get("updated_at"):
+        span = _date_span(row["updated_at"])
+        if span:
+            spans.append(span)
+    return spans
+
+
+def _page_text(db, row: dict | None, excerpt: str, cap_tokens: int) -> str:
+    """The page's chunks, best match first, cut to the cap."""
+    chunks: list[str] = []
+    if row is not None:
+        for r in db.execute("SELECT heading, text FROM chunks WHERE page_id = ? ORDER BY ord", (row["id"],)):
+            text, heading = r["text"] or "", (r["heading"] or "").strip()
+            # the heading says what a section is about ("## Timeline"); keep it unless the text has it
+            chunks.append(f"## {heading}\n{text}" if heading and heading not in text[:200] else text)
+    full = "\n\n".join(c.strip() for c in chunks if c.strip())
+    cap_chars = cap_tokens * 4
+    if not full:
+        full = excerpt
+    elif len(full) > cap_chars and excerpt:
+        # the search's excerpt is a short passage: lead with the whole chunk around it
+        kept = [c.strip() for c in chunks if c.strip()]
+        best = [c for c in kept if excerpt.strip() in c] or [excerpt.strip()]
+        full = "\n\n".join(best + [c for c in kept if c not in best])
+    if len(full) > cap_chars:
+        full = full[:cap_chars].rsplit(" ", 1)[0] + " …"
+    return full
+
+
+def gather(engine, question: str, caller: Caller, window: Window,
+           budget_tokens: int = EVIDENCE_BUDGET_TOKENS) -> Gathered:
+    """Pages and facts for the question, as the caller may see them, within the budget."""
+    k = 60 if window.active else 24
+    results, degraded = engine.search_pages(question, k, caller)
+    out = Gathered(degraded=degraded)
+    hits: list[dict] = []
+    for r in results or []:
+        if r.get("slug") and all(h["slug"] != r["slug"] for h in hits):
+            hits.append(r)
+    rows = _page_rows(engine.page_db, [h["slug"] for h in hits])
+    used = 0
+    for h in hits:
+        if len(out.pages) >= MAX_PAGES or budget_tokens - used < 100:
+            break
+        row = rows.get(h["slug"])
+        # search already hides private pages from remote callers; checked again, cheaply
+        if row is not None and caller.remote and row.get("visibility") != "world":
+            continue
+        spans = page_dates(row) if row is not None else []
+        if window.active and not any(window.overlaps(a, b) for a, b in spans):
+            continue  # an undatable page cannot be shown to be inside the window
+        excerpt = (h.get("chunk") or "").strip()
+        cap = min(PAGE_CAP_TOKENS, budget_tokens - used)
+        text = _page_text(engine.page_db, row, excerpt, cap)
+        if not text.strip():
+            continue
+        used += estimate_tokens(text)
+        date = max((a for a, _ in spans), default=None)
+        out.pages.append(GatheredPage(
+            slug=h["slug"], title=(row or {}).get("title") or h.get("title") or h["slug"],
+            text=text, excerpt=excerpt or text[:600], date=date.date().isoformat() if date else None))
+    out.facts = _gather_facts(engine, question, out.slugs(), caller, window)
+    return out
+
+
+def _gather_facts(engine, question: str, slugs: list[str], caller: Caller, window: Window) -> list[dict]:
+    ors, params = [], []
+    if slugs:
+        ors.append(f"entity_slug IN ({','.join('?' * len(slugs))})")
+        params.extend(slugs)
+    for term in question_terms(question)[:6]:
+        if len(term) >= 4:
+            ors.append("norm LIKE ? ESCAPE '\\'")
+            params.append("%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
+    if not ors:
+        return []
+    where = ["(" + " OR ".join(ors) + ")"]
+    if window.since is not None:
+        where.append("valid_from >= ?")
+        params.append(iso(window.since))
+    if window.until is not None:
+        where.append("valid_from <= ?")
+        params.append(iso(window.until))
+    rows = engine.facts.query(where, params, "valid_from DESC, id DESC", MAX_FACTS, world_only=caller.remote)
+    kept, _used = pack_greedy(rows, [estimate_tokens(r["fact"]) + 8 for r in rows], FACTS_BUDGET_TOKENS)
+    return [{"id": r["id"], "fact": r["fact"], "kind": r["kind"], "entity_slug": r["entity_slug"],
+             "date": (r["valid_from"] or "")[:10]} for r in kept]

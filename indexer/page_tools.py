@@ -1,0 +1,155 @@
+"""Page reads and writes over the index: put_page, get_page, list_pages, backlinks.
+
+A mixin of VaultIndex (it uses the index's reader connection, write lock,
+ignore rules and `apply`). Remote callers never see `visibility: private`
+pages; refusals are PageWriteError with the reason and the fix.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from .parse import parse_page
+from .atomic_files import write_atomic
+from .vault_files import PageWriteError, check_size, check_slug, content_hash, read_bytes
+from .table_writes import iso_ns
+from .scan import IGNORE_FILE, classify, page_path, stat_page
+from .slugs import path_to_slug
+
+log = logging.getLogger("brain.pages")
+
+
+def _stale(slug: str, current: str | None) -> PageWriteError:
+    """The refusal of a write whose expected_hash no longer matches (current None: no such page)."""
+    what = "was deleted" if current is None else "changed"
+    return PageWriteError(
+        "changed", f"page {slug!r} {what} since it was read (expected_hash does not match).",
+        "Call get_page again, merge your edit into the current content, and retry with its hash.",
+        detail=f"current hash: {current}" if current else None)
+
+
+class PageOps:
+    def put_page(self, slug: str, content: str, expected_hash: str | None = None, *, remote: bool = True) -> dict:
+        """Write `<slug>.md` atomically and index it before returning."""
+        if self.read_only:
+            raise PageWriteError("read_only", "another brain process owns this vault's index.",
+                                 "Send the request to the running daemon (drop --no-daemon).")
+        check_slug(slug)
+        if not isinstance(content, str):
+            raise PageWriteError("invalid_content", "content must be a string.", "Pass the whole Markdown document.")
+        if "\x00" in content:  # the indexer takes a NUL-laden file for binary and skips it
+            raise PageWriteError("invalid_content", "content contains NUL characters; the page could not be indexed.",
+                                 "Remove the NUL (\\u0000) characters from the content and retry.")
+        try:
+            data = content.encode("utf-8")
+        except UnicodeEncodeError as e:  # a lone surrogate ("\ud800") has no UTF-8 form
+            raise PageWriteError("invalid_content", f"content has an unpaired surrogate at character {e.start}.",
+                                 "Send the text as valid Unicode (pair or drop the \\ud800-\\udfff escape).") from None
+        check_size(data)
+        with self._lock:
+            row = self.db.execute("SELECT path, visibility FROM pages WHERE slug = ?", (slug,)).fetchone()
+            rel = row["path"] if row else f"{slug}.md"
+            kind = classify(rel, self.rules)
+            if kind == "conflict":
+                raise PageWriteError("ignored", f"{rel} is named like a sync-conflict copy, which is never indexed.",
+                                     "Choose a slug without 'sync-conflict' or 'conflicted copy' in it.")
+            if kind != "page":
+                raise PageWriteError("ignored", f"{rel} is excluded from the index by {IGNORE_FILE}.",
+                                     f"Write the page under another folder, or edit {IGNORE_FILE}.")
+            if remote and row is not None and row["visibility"] == "private":
+                return self._as_if_absent(slug, rel, data, expected_hash)
+            # README "Symlinks": never through a link to outside the vault; a link
+            # inside it is written at its target and stays a link
+            real = page_path(self.vault, rel)
+            if real is None:
+                raise PageWriteError("invalid_slug", f"{rel} leads outside the vault's pages through a "
+                                                     "symlink; brain never writes there.",
+                                     "Choose a slug whose folders are real folders inside the vault.")
+            path = self.vault / rel
+            old = read_bytes(real)
+            current = content_hash(old) if old is not None else None
+            if expected_hash is not None and current != expected_hash.strip().lower():
+                raise _stale(slug, current)
+            try:
+                write_atomic(path, data, within=self.vault)
+            except PermissionError as e:  # the link changed since the check above
+                raise PageWriteError("invalid_slug", f"{rel} cannot be written: {e.strerror or e}.",
+                                     "Choose a slug whose folders are real folders inside the vault.") from None
+            except (IsADirectoryError, NotADirectoryError, FileExistsError) as e:
+                # a folder named like the page file, or a file named like one of its folders
+                raise PageWriteError("invalid_slug", f"{rel} cannot be written: {e.strerror or e} "
+                                                     f"({e.filename or path}).",
+                                     "Rename the file or folder that is in the way, or choose another slug.") from None
+            # the link's target may be a page of its own
+            target = Path(real).relative_to(Path(self.vault).resolve()).as_posix()
+            self.apply(paths=list(dict.fromkeys([rel, target])))
+            indexed = self.tables.by_path(rel)
+            if indexed is None:
+                why = self.db.execute("SELECT detail FROM problems WHERE path = ? LIMIT 1", (rel,)).fetchone()
+                raise PageWriteError("not_indexed", f"{rel} was written but could not be indexed: "
+                                                    f"{why[0] if why else 'unknown reason'}.",
+                                     "Run `brain doctor` for details.")
+        return {"slug": indexed["slug"], "path": rel, "hash": content_hash(data), "created": old is None}
+
+    def _as_if_absent(self, slug: str, rel: str, data: bytes, expected_hash: str | None) -> dict:
+        """A remote put_page onto a private page: the answer an absent slug gets, and no write.
+
+        Remote callers learn nothing about private pages, not even that one
+        exists (docs/protocol.md §4.8); the private page stays as it is.
+        """
+        if expected_hash is not None:
+            raise _stale(slug, None)
+        log.warning("a remote put_page onto the private page %s was not written", rel)
+        return {"slug": slug, "path": rel, "hash": content_hash(data), "created": True}
+
+    def _page_row(self, slug: str, remote: bool):
+        slug = (slug or "").strip()
+        row = self.db.execute("SELECT * FROM pages WHERE slug = ?", (slug,)).fetchone()
+        if row is None and slug:
+            row = self.db.execute("SELECT * FROM pages WHERE slug = ?", (path_to_slug(slug),)).fetchone()
+        if row is None or (remote and row["visibility"] == "private"):
+            return None
+        return row
+
+    def get_page(self, slug: str, *, remote: bool = True) -> dict | None:
+        """The page as it is on disk now, or None (missing, or private for a remote caller)."""
+        row = self._page_row(slug, remote)
+        if row is None:
+            return None
+        real = page_path(self.vault, row["path"])  # a link swapped to outside since it was indexed
+        raw = read_bytes(real) if real is not None else None
+        if raw is None:
+            return None
+        text = raw.decode("utf-8", "replace")
+        page = parse_page(row["path"], text)
+        if remote and page.visibility == "private":
+            return None  # made private since it was indexed
+        st = stat_page(self.vault, row["path"])
+        return {"slug": row["slug"], "title": page.title, "type": page.type, "content": text,
+                "frontmatter": page.frontmatter, "hash": content_hash(raw),
+                "updated_at": iso_ns(st.mtime_ns) if st else row["updated_at"]}
+
+    def list_pages(self, prefix: str | None = None, limit: int = 50, *, remote: bool = True) -> list[dict]:
+        """Pages under a slug prefix, most recently updated first."""
+        sql = "SELECT slug, title, type, updated_at FROM pages"
+        where, args = [], []
+        if prefix:
+            where.append("slug >= ? AND slug < ?")
+            args += [prefix, prefix + "\U0010ffff"]   # above every character, astral ones included
+        if remote:
+            where.append("visibility != 'private'")
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY updated_at DESC, slug LIMIT ?"
+        return [dict(r) for r in self.db.execute(sql, args + [limit])]
+
+    def backlinks(self, slug: str, *, remote: bool = True) -> list[dict] | None:
+        """Pages linking to a page (None when the page is unknown to this caller)."""
+        row = self._page_row(slug, remote)
+        if row is None:
+            return None
+        sql = ("SELECT p.slug, p.title, l.type, l.context, l.source FROM links l JOIN pages p ON p.id = l.from_id "
+               "WHERE l.to_id = ?" + (" AND p.visibility != 'private'" if remote else "") + " ORDER BY p.slug, l.id")
+        return [{"slug": r["slug"], "title": r["title"], "type": r["type"], "context": r["context"] or None,
+                 "source": r["source"]} for r in self.db.execute(sql, (row["id"],))]
