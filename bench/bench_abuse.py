@@ -127,7 +127,7 @@ def ensure_daemon(places, vault) -> str:
 # -- 1. kill -9 under concurrent writers -------------------------------------
 
 def kills_under_writers(places, vault, tally: Tally, writers: int, kills: int, seconds: float) -> dict:
-    from brain.daemon.client.calls import call_daemon
+    from brain.daemon.client.calls import send
 
     acked: list[tuple[str, str]] = []
     failures = collections.Counter()
@@ -138,7 +138,7 @@ def kills_under_writers(places, vault, tally: Tally, writers: int, kills: int, s
         while not stop.is_set():
             fact = f"writer {w} fact {i} survives"
             try:
-                body, is_error = call_daemon(places, vault, "remember", {"fact": fact, "provenance": "abuse"})
+                body, is_error = send(places, vault, "remember", {"fact": fact, "provenance": "abuse"})
             except Exception as e:  # a refused or broken connection: the write was not acknowledged
                 failures[type(e).__name__] += 1
                 time.sleep(0.05)
@@ -431,7 +431,7 @@ def main() -> int:
     os.environ.pop("BRAIN_VAULT", None)
     env = dict(os.environ)
     from brain.daemon import config as config_mod
-    from brain.daemon.client.calls import call_daemon
+    from brain.daemon.client.calls import send
     from brain.daemon.places import Places
 
     places = Places.from_env({"BRAIN_HOME": str(home)})
@@ -441,7 +441,7 @@ def main() -> int:
     try:
         ensure_daemon(places, vault)
         for i in range(3):
-            call_daemon(places, vault, "remember", {"fact": f"{MARKER} private fact {i}", "provenance": "abuse",
+            send(places, vault, "remember", {"fact": f"{MARKER} private fact {i}", "provenance": "abuse",
                                                     "entity": "people/me", "visibility": "private"})
         phases = [
             ("abuse_kill_under_writers", lambda: kills_under_writers(places, vault, tally, ns.writers, ns.kills,

@@ -87,7 +87,7 @@ def _queries(engine, n: int, rng: random.Random) -> list[str]:
 
 
 def bench_query(home: Path, vault: Path, n: int) -> None:
-    from brain.daemon.protocol.dispatch import call_tool
+    from brain.daemon.protocol.dispatch import dispatch
     from brain.daemon.protocol.wire import Caller
 
     engine = open_engine(home, vault)
@@ -104,7 +104,7 @@ def bench_query(home: Path, vault: Path, n: int) -> None:
         search_ms.append((time.perf_counter() - t0) * 1000)
         hits += bool(results)
         t0 = time.perf_counter()
-        body, err = call_tool(engine, "recall", {"query": q, "limit": 10}, caller)
+        body, err = dispatch(engine, "recall", {"query": q, "limit": 10}, caller)
         recall_ms.append((time.perf_counter() - t0) * 1000)
         assert not err, body
     pages = engine.index.status()["pages"]

@@ -67,7 +67,7 @@ def bench_cold(home: Path, vault: Path, pages: int) -> None:
 
 
 def bench_reads(home: Path, vault: Path, pages: int, calls: int) -> None:
-    from brain.daemon.protocol.dispatch import call_tool
+    from brain.daemon.protocol.dispatch import dispatch
     from brain.daemon.protocol.wire import Caller
 
     engine = open_engine(home, vault)
@@ -84,7 +84,7 @@ def bench_reads(home: Path, vault: Path, pages: int, calls: int) -> None:
     caller = Caller(remote=True, transport="bench")
 
     def call(name, args):
-        body, err = call_tool(engine, name, args, caller)
+        body, err = dispatch(engine, name, args, caller)
         assert not err, body
 
     for name, make in (

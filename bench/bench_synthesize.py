@@ -47,7 +47,7 @@ def pct(xs: list[float], p: float) -> float:
 def bench_vault(label: str, vault: Path, runs: int) -> None:
     from llm_fakes import FakeLLM, json_answer
 
-    from brain.daemon.protocol.dispatch import call_tool
+    from brain.daemon.protocol.dispatch import dispatch
     from brain.daemon.server.engine import Engine
     from brain.daemon.llm.providers import provider_from_config
     from brain.daemon.places import Places
@@ -82,11 +82,11 @@ def bench_vault(label: str, vault: Path, runs: int) -> None:
                 engine.llm = provider_from_config(
                     {"llm.provider": provider, "llm.base_url": url, "llm.model": model},
                     {"ANTHROPIC_API_KEY": "bench", "OPENAI_API_KEY": "bench"}, max_retries=0)
-                call_tool(engine, "synthesize", {"question": QUESTIONS[0]}, caller)  # SDK import + connect
+                dispatch(engine, "synthesize", {"question": QUESTIONS[0]}, caller)  # SDK import + connect
                 times = []
                 for i in range(runs):
                     t = time.perf_counter()
-                    body, err = call_tool(engine, "synthesize", {"question": QUESTIONS[i % len(QUESTIONS)]}, caller)
+                    body, err = dispatch(engine, "synthesize", {"question": QUESTIONS[i % len(QUESTIONS)]}, caller)
                     times.append((time.perf_counter() - t) * 1000)
                     assert not err and body["synthesis_status"] == "ok", body
                 print(json.dumps({"bench": "synthesize.verb", "vault": label, "provider": provider, "runs": runs,

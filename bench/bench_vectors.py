@@ -365,7 +365,7 @@ def bench_daemon(vault_src: Path | None, home: Path | None, label: str, probe: s
     import subprocess
 
     from brain.daemon import config as config_mod
-    from brain.daemon.client.calls import call_with_preamble
+    from brain.daemon.client.calls import send_with_preamble
     from brain.daemon.places import Places
     from brain.daemon.client.spawn import pid_path
 
@@ -388,7 +388,7 @@ def bench_daemon(vault_src: Path | None, home: Path | None, label: str, probe: s
         started = time.perf_counter() - t0
         first_answer = None
         while time.perf_counter() - t0 < 900:
-            body, err = call_with_preamble(places, vault, "recall", {"query": probe, "limit": 5}, preamble)
+            body, err = send_with_preamble(places, vault, "recall", {"query": probe, "limit": 5}, preamble)
             if first_answer is None and not err:
                 first_answer = time.perf_counter() - t0
             if not err and "search_degraded" not in body:

@@ -36,7 +36,7 @@ def check_server(url: str, token: str) -> dict:
     try:
         init = client.initialize()
         info = (init.get("result") or {}).get("serverInfo") or {}
-        who, is_error = client.call("whoami", {})
+        who, is_error = client.send("whoami", {})
         if is_error:  # a verbs-only server hides whoami: initialize already proved the token
             who = {}
         return {"server": info.get("name"), "version": info.get("version"), **who}

@@ -22,7 +22,7 @@ def _step(title: str, command: bool = True) -> None:
 
 
 def _run(verb: str, args: dict, no_daemon: bool) -> dict:
-    body, is_error = route.call(verb, args, no_daemon=no_daemon)
+    body, is_error = route.route_call(verb, args, no_daemon=no_daemon)
     if is_error:
         render.error(body)
         raise typer.Exit(1)
@@ -41,7 +41,7 @@ def _wait_for(no_daemon: bool, key: str, timeout_s: float) -> dict | None:
     deadline = time.monotonic() + timeout_s
     body = None
     while time.monotonic() < deadline:
-        body, is_error = route.call("status", {}, no_daemon=no_daemon)
+        body, is_error = route.route_call("status", {}, no_daemon=no_daemon)
         if not is_error and (body.get(key) or body.get("model_state") in ("failed", "disabled")):
             return body
         time.sleep(0.3)
@@ -50,14 +50,14 @@ def _wait_for(no_daemon: bool, key: str, timeout_s: float) -> dict | None:
 
 def _index_here(p, vault: Path) -> dict:
     """--no-daemon: index the folder in this process (keyword search), then read the counts."""
-    from ..daemon.protocol.dispatch import call_tool
+    from ..daemon.protocol.dispatch import dispatch
     from ..daemon.server.engine import Engine
     from ..daemon.protocol.wire import Caller
 
     engine = Engine(vault, p, route.load_config(p), writer="cli")
     try:
         engine.attach_index()  # reconciles the page tables and keyword index with the folder
-        body, _ = call_tool(engine, "status", {}, Caller.local("cli"))
+        body, _ = dispatch(engine, "status", {}, Caller.local("cli"))
         return body
     finally:
         engine.close()

@@ -70,7 +70,7 @@ def _model(ctx: DoctorContext):
     if not daemon_status(ctx.places, ctx.vault)["running"]:
         yield ("ok", "embeddings", "installed; the daemon loads the model when it starts")
         return
-    body, is_error = route.call("status", {})
+    body, is_error = route.route_call("status", {})
     if is_error:
         yield ("warn", "embeddings", f"the daemon did not answer status ({body.get('message')}): "
                                      "`brain daemon logs` shows why")

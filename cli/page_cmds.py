@@ -51,9 +51,9 @@ def get_page(name: str, *, no_daemon: bool = False, json_out: bool = False) -> i
     vault, pages = where
     hit = pages.resolve(name)
     slug = hit[0] if hit else name.strip().removesuffix(".md")
-    from .verb_main import backend_call
+    from .verb_main import route_or_report
 
-    body, is_error = backend_call("get_page", {"slug": slug}, no_daemon)
+    body, is_error = route_or_report("get_page", {"slug": slug}, no_daemon)
     if body is None:
         return 1
     if json_out:

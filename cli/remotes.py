@@ -79,14 +79,14 @@ def load_remote(places, cfg: dict, name: str) -> tuple[str, str]:
     return known["url"], token
 
 
-def call_remote(places, cfg: dict, name: str, verb: str, args: dict) -> tuple[dict, bool]:
+def send_remote(places, cfg: dict, name: str, verb: str, args: dict) -> tuple[dict, bool]:
     """One tool call on a remote brain, as (body, is_error)."""
     from ..daemon.client.remote import HttpMcp
 
     url, token = load_remote(places, cfg, name)
     client = HttpMcp(url, token, timeout_s=60.0)
     try:
-        return client.call(verb, args)
+        return client.send(verb, args)
     finally:
         client.close()
 

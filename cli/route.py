@@ -39,24 +39,24 @@ def vault_path(p: Places | None = None, cfg: dict | None = None) -> Path:
     return Path(v).expanduser().resolve()
 
 
-def call(verb: str, args: dict, *, no_daemon: bool = False, remote: str | None = None) -> tuple[dict, bool]:
+def route_call(verb: str, args: dict, *, no_daemon: bool = False, remote: str | None = None) -> tuple[dict, bool]:
     """Run one tool call as the trusted local lane (or on the remote brain named `remote`);
     returns (body, is_error)."""
     p = places()
     cfg = load_config(p)
     if remote:
-        from .remotes import call_remote
+        from .remotes import send_remote
 
-        return call_remote(p, cfg, remote, verb, args)
+        return send_remote(p, cfg, remote, verb, args)
     vault = vault_path(p, cfg)
     if not vault.is_dir():  # never create the folder a typo names
         raise NoVault(f"the vault {vault} is not a folder.\nfix: run `brain init PATH` with your notes folder "
                       "(or point BRAIN_VAULT at it).")
     if not no_daemon:
-        from ..daemon.client.calls import call_daemon  # the socket lane
+        from ..daemon.client.calls import send  # the socket lane
 
-        return call_daemon(p, vault, verb, args)
-    return call_in_process(p, vault, cfg, verb, args)
+        return send(p, vault, verb, args)
+    return dispatch_in_process(p, vault, cfg, verb, args)
 
 
 # tools whose answer depends on the pages (recall only with a query)
@@ -64,8 +64,8 @@ PAGE_READERS = {"recall", "entity", "context_pack", "delta", "synthesize", "put_
                 "search", "get_backlinks"}
 
 
-def call_in_process(p: Places, vault: Path, cfg: dict, verb: str, args: dict) -> tuple[dict, bool]:
-    from ..daemon.protocol.dispatch import WRITE_TOOLS, call_tool
+def dispatch_in_process(p: Places, vault: Path, cfg: dict, verb: str, args: dict) -> tuple[dict, bool]:
+    from ..daemon.protocol.dispatch import WRITE_TOOLS, dispatch
     from ..daemon.server.engine import Engine
     from ..daemon.protocol.wire import Caller
 
@@ -77,6 +77,6 @@ def call_in_process(p: Places, vault: Path, cfg: dict, verb: str, args: dict) ->
     try:
         if verb in PAGE_READERS and (verb != "recall" or str(args.get("query") or "").strip()):
             engine.attach_index()  # reconcile first, so the answer reflects the folder as it is now
-        return call_tool(engine, verb, args, Caller.local("cli"))
+        return dispatch(engine, verb, args, Caller.local("cli"))
     finally:
         engine.close()

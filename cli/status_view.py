@@ -38,10 +38,10 @@ def read_status(p, cfg, vault: Path) -> dict:
 
 def daemon_reading(p, cfg, vault: Path) -> dict | None:
     """The running daemon's status tool answer with `daemon: true`, or None when it does not answer."""
-    from ..daemon.client.calls import call_daemon
+    from ..daemon.client.calls import send
 
     try:
-        body, is_error = call_daemon(p, vault, "status", {})
+        body, is_error = send(p, vault, "status", {})
     except Exception:  # it stopped between the look and the call
         return None
     return None if is_error else {"daemon": True, **body}

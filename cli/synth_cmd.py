@@ -67,7 +67,7 @@ def register(app) -> None:
         if until:
             args["until"] = until
         try:
-            body, is_error = route.call("synthesize", args, no_daemon=no_daemon)
+            body, is_error = route.route_call("synthesize", args, no_daemon=no_daemon)
         except Exception as e:  # no vault, daemon broken: say so plainly
             print(f"error: {e}", file=sys.stderr)
             raise typer.Exit(1)

@@ -123,7 +123,7 @@ def _run(argv: list[str]) -> int:
     _check(cmd, args)
     if cmd.name == "recall":
         args.setdefault("limit", RECALL_LIMIT)
-    body, is_error = backend_call(cmd.tool, args, ns.no_daemon, ns.remote)
+    body, is_error = route_or_report(cmd.tool, args, ns.no_daemon, ns.remote)
     if body is None:
         return 1
     if ns.json:
@@ -152,11 +152,11 @@ def _lookups(cmd: Command, body: dict, args: dict) -> dict:
     return {"near": pages.near(args["name"])}
 
 
-def backend_call(tool: str, args: dict, no_daemon: bool, remote: str | None = None) -> tuple[dict | None, bool]:
-    from .route import call
+def route_or_report(tool: str, args: dict, no_daemon: bool, remote: str | None = None) -> tuple[dict | None, bool]:
+    from .route import route_call
 
     try:
-        return call(tool, args, no_daemon=no_daemon, remote=remote)
+        return route_call(tool, args, no_daemon=no_daemon, remote=remote)
     except Exception as e:  # no vault, or the daemon or the vault is broken: say so plainly
         print(f"error: {e}", file=sys.stderr)
         return None, True
@@ -171,7 +171,7 @@ def _call(ns) -> int:
     if not isinstance(arguments, dict):
         raise UsageError(f"the arguments must be one JSON object, not a {type(arguments).__name__}.",
                          'wrap them in braces, e.g. brain call recall \'{"entity": "people/me"}\'')
-    body, is_error = backend_call(ns.verb, arguments, ns.no_daemon, ns.remote)
+    body, is_error = route_or_report(ns.verb, arguments, ns.no_daemon, ns.remote)
     if body is None:
         return 1
     print(json.dumps(body, indent=2, ensure_ascii=False))

@@ -179,7 +179,7 @@ def _work(stdin, cfg: dict, no_daemon: bool, state: dict) -> None:
         if not entities:
             raise Skip("no entities: hooks.standing_entities is empty and cwd is not in a git repository")
         args = pack_args(payload, entities, int_setting(cfg, "hooks.budget_tokens", DEFAULT_BUDGET))
-        body, is_error = route.call("context_pack", args, no_daemon=no_daemon, remote=cfg.get("hooks.remote"))
+        body, is_error = route.route_call("context_pack", args, no_daemon=no_daemon, remote=cfg.get("hooks.remote"))
         if is_error:
             raise Skip(f"context_pack answered {body.get('error')}: {body.get('message')}")
         text = body.get("text") if isinstance(body, dict) else None

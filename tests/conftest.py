@@ -84,6 +84,6 @@ def remote():
 
 def call(engine, name, args, caller):
     """Run one tool call through the real dispatch pipeline."""
-    from brain.daemon.protocol.dispatch import call_tool
+    from brain.daemon.protocol.dispatch import dispatch
 
-    return call_tool(engine, name, args, caller)
+    return dispatch(engine, name, args, caller)

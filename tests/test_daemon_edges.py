@@ -13,7 +13,7 @@ from daemon_fixtures import (  # noqa: F401  (fixtures)
     alive, configured, daemon, reaper, run_brain, small_vault,
 )
 
-from brain.daemon.client.calls import call_daemon
+from brain.daemon.client.calls import send
 from brain.daemon.client.spawn import read_pid_file
 
 pytestmark = pytest.mark.usefixtures("reaper")
@@ -46,7 +46,7 @@ def test_stop_while_a_call_is_in_flight_still_answers_it(places, configured, rea
 
         def ask():
             try:
-                out.append(call_daemon(places, configured, "synthesize",
+                out.append(send(places, configured, "synthesize",
                                        {"question": "Where does Alice Example work?"}))
             except Exception as e:  # noqa: BLE001 - the failure under test
                 out.append(e)
@@ -112,11 +112,11 @@ def test_vault_deleted_under_the_daemon_refuses_writes_and_stops(daemon, places)
     from brain.daemon.client.spawn import DaemonStartError
 
     vault = daemon["vault"]
-    body, is_error = call_daemon(places, vault, "remember",
+    body, is_error = send(places, vault, "remember",
                                  {"fact": "before", "provenance": "t", "entity": "people/bob"})
     assert not is_error
     shutil.rmtree(vault)
-    body, is_error = call_daemon(places, vault, "remember",
+    body, is_error = send(places, vault, "remember",
                                  {"fact": "after the folder went away", "provenance": "t", "entity": "people/bob"})
     assert is_error and body["error"] == "unavailable", body
     assert str(vault) in body["message"] and "brain init" in body["suggestion"]
@@ -126,7 +126,7 @@ def test_vault_deleted_under_the_daemon_refuses_writes_and_stops(daemon, places)
     assert not alive(daemon["pid"])
     # no crash loop: the next call says what to fix instead of spawning
     with pytest.raises(DaemonStartError, match="not a folder"):
-        call_daemon(places, vault, "recall", {"entity": "people/bob"})
+        send(places, vault, "recall", {"entity": "people/bob"})
     assert not os.path.exists(vault)
 
 
@@ -137,14 +137,14 @@ def test_vault_replaced_under_the_daemon_is_not_written_through_a_stale_log(daem
     vault = daemon["vault"]
     shutil.move(str(vault), str(vault) + "-old")
     shutil.copytree(str(vault) + "-old", vault)
-    body, is_error = call_daemon(places, vault, "remember",
+    body, is_error = send(places, vault, "remember",
                                  {"fact": "lands in the restored folder", "provenance": "t", "entity": "people/bob"})
     if is_error:  # the old daemon refused and stopped: the retry reaches a fresh one
         assert body["error"] == "unavailable", body
         deadline = time.monotonic() + 20
         while alive(daemon["pid"]) and time.monotonic() < deadline:
             time.sleep(0.05)
-        body, is_error = call_daemon(places, vault, "remember",
+        body, is_error = send(places, vault, "remember",
                                      {"fact": "lands in the restored folder", "provenance": "t",
                                       "entity": "people/bob"})
         reaper()
@@ -158,12 +158,12 @@ def test_unreadable_vault_gets_a_clear_error(daemon, places):
     vault = daemon["vault"]
     os.chmod(vault, 0)
     try:
-        body, is_error = call_daemon(places, vault, "recall", {"entity": "people/bob"})
+        body, is_error = send(places, vault, "recall", {"entity": "people/bob"})
     finally:
         os.chmod(vault, 0o755)
     assert is_error and body["error"] == "unavailable" and "chmod" in body["suggestion"], body
     assert alive(daemon["pid"])
-    body, is_error = call_daemon(places, vault, "recall", {"entity": "people/bob"})
+    body, is_error = send(places, vault, "recall", {"entity": "people/bob"})
     assert not is_error
 
 
@@ -222,7 +222,7 @@ def test_sigterm_while_the_model_loads_then_a_clean_start(places, configured, re
                             env=env)
     try:
         wait_for_socket(places, configured, proc).close()
-        body, is_error = call_daemon(places, configured, "remember",
+        body, is_error = send(places, configured, "remember",
                                      {"fact": "written during warm-up", "provenance": "t", "entity": "people/bob"})
         assert not is_error, body
         assert "models ready" not in log_path(places, configured).read_text()  # still loading
@@ -235,7 +235,7 @@ def test_sigterm_while_the_model_loads_then_a_clean_start(places, configured, re
             proc.kill()
             proc.wait()
     assert not places.socket_path(configured).exists() and read_pid_file(places, configured) is None
-    body, is_error = call_daemon(places, configured, "recall", {"entity": "people/bob"})
+    body, is_error = send(places, configured, "recall", {"entity": "people/bob"})
     reaper()
     assert not is_error and [f["fact"] for f in body["facts"]] == ["written during warm-up"]
     log = log_path(places, configured).read_text()

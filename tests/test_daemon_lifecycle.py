@@ -18,7 +18,7 @@ from daemon_fixtures import (  # noqa: F401  (fixtures)
     read_until_id, run_brain, send_lines, small_vault, tool_call,
 )
 
-from brain.daemon.client.calls import call_daemon
+from brain.daemon.client.calls import send
 from brain.daemon.client.spawn import connect_or_start, daemon_status, read_pid_file, stop_daemon
 
 pytestmark = pytest.mark.usefixtures("reaper")
@@ -58,7 +58,7 @@ def test_second_daemon_exits_naming_the_holder(daemon, places):
     assert f"pid {daemon['pid']}" in r.stderr and "daemon" in r.stderr
     assert "brain daemon stop" in r.stderr
     # the first daemon is untouched and still serving
-    body, is_error = call_daemon(places, daemon["vault"], "whoami", {})
+    body, is_error = send(places, daemon["vault"], "whoami", {})
     assert not is_error and body["lane"] == "local"
     assert read_pid_file(places, daemon["vault"])["pid"] == daemon["pid"]
 
@@ -72,7 +72,7 @@ def test_kill9_then_next_call_starts_a_new_daemon_and_no_write_is_lost(daemon, p
     vault = daemon["vault"]
     ids = []
     for i in range(20):
-        body, is_error = call_daemon(places, vault, "remember",
+        body, is_error = send(places, vault, "remember",
                                      {"fact": f"acknowledged fact {i}", "provenance": "crash test",
                                       "entity": "people/bob"})
         assert not is_error and body["status"] == "inserted"
@@ -85,7 +85,7 @@ def test_kill9_then_next_call_starts_a_new_daemon_and_no_write_is_lost(daemon, p
         time.sleep(0.01)
     st = daemon_status(places, vault)
     assert not st["running"] and st["stale_socket"]
-    body, is_error = call_daemon(places, vault, "recall", {"entity": "people/bob", "limit": 100})
+    body, is_error = send(places, vault, "recall", {"entity": "people/bob", "limit": 100})
     reaper()
     assert not is_error
     assert sorted(f["fact_id"] for f in body["facts"]) == sorted(ids)
@@ -101,7 +101,7 @@ def test_sigterm_drains_a_call_in_flight(daemon, places):
     def writer(n):
         for i in range(15):
             try:
-                body, is_error = call_daemon(places, vault, "remember",
+                body, is_error = send(places, vault, "remember",
                                              {"fact": f"w{n}-{i}", "provenance": "drain", "entity": "people/bob"})
             except Exception as e:  # the daemon went away between calls: fine, as long as no ack is lost
                 errors.append(str(e))
@@ -153,7 +153,7 @@ def test_two_clients_racing_to_start_share_one_daemon(places, configured, reaper
     results = []
 
     def go():
-        results.append(call_daemon(places, configured, "whoami", {}))
+        results.append(send(places, configured, "whoami", {}))
 
     threads = [threading.Thread(target=go) for _ in range(4)]
     for t in threads:
@@ -169,7 +169,7 @@ def test_two_clients_racing_to_start_share_one_daemon(places, configured, reaper
 
 def test_calls_answer_while_the_model_is_absent(daemon, places):
     """The embedding model is off in these tests: search degrades, never errors."""
-    body, is_error = call_daemon(places, daemon["vault"], "recall", {"query": "bricks"})
+    body, is_error = send(places, daemon["vault"], "recall", {"query": "bricks"})
     assert not is_error
     assert body.get("search_degraded")
 
@@ -198,7 +198,7 @@ def test_daemon_watches_the_vault(daemon, places):
     deadline = time.monotonic() + 15
     slugs = []
     while time.monotonic() < deadline:
-        body, is_error = call_daemon(places, daemon["vault"], "recall", {"query": "quokkazeppelin"})
+        body, is_error = send(places, daemon["vault"], "recall", {"query": "quokkazeppelin"})
         assert not is_error
         slugs = [r["slug"] for r in body.get("results", [])]
         if "notes/zeppelin" in slugs:
@@ -216,7 +216,7 @@ def test_a_non_daemon_writer_makes_the_spawn_fail_with_its_name(places, configur
     lock.acquire("serve --no-daemon")
     try:
         with pytest.raises(DaemonStartError) as err:
-            call_daemon(places, configured, "whoami", {})
+            send(places, configured, "whoami", {})
         # the daemon's own reason, not a generic "no daemon answered"
         assert "serve --no-daemon" in str(err.value) and f"pid {os.getpid()}" in str(err.value)
     finally:

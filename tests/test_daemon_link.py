@@ -29,27 +29,27 @@ def _links(places, vault):
 def test_calls_of_one_session_share_one_connection(places, daemon):
     links = _links(places, daemon["vault"])
     for _ in range(5):
-        body, err = links.call("s1", PRE, "whoami", {})
+        body, err = links.send("s1", PRE, "whoami", {})
         assert not err and body["client_id"] == "agent"
     assert links.opened == 1
-    links.call("s2", PRE, "whoami", {})
+    links.send("s2", PRE, "whoami", {})
     assert links.opened == 2
     # a changed identity (here: write access withdrawn) never reuses the old connection
-    body, _ = links.call("s1", {**PRE, "read_only": True}, "whoami", {})
+    body, _ = links.send("s1", {**PRE, "read_only": True}, "whoami", {})
     assert body["can_write"] is False and links.opened == 3
     links.close_all()
 
 
 def test_a_restarted_daemon_is_reached_on_the_next_call(places, daemon, reaper):
     links = _links(places, daemon["vault"])
-    assert not links.call("s", PRE, "whoami", {})[1]
+    assert not links.send("s", PRE, "whoami", {})[1]
     stop_pid(daemon["pid"])
     # the reader saw the close; the next call opens a new link and starts a daemon
     for _ in range(200):
         if not any(link.alive for link in links._links.values()):
             break
         anyio.run(anyio.sleep, 0.02)
-    body, err = links.call("s", PRE, "whoami", {})
+    body, err = links.send("s", PRE, "whoami", {})
     reaper()
     assert not err and body["lane"] == "remote" and links.opened == 2
     links.close_all()

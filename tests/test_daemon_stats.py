@@ -10,7 +10,7 @@ import pytest
 from daemon_fixtures import configured, daemon, reaper, small_vault  # noqa: F401  (fixtures)
 
 from brain.daemon import config as config_mod
-from brain.daemon.client.calls import call_daemon
+from brain.daemon.client.calls import send
 from brain.daemon.server.usage_stats import aggregate, format_tthw, percentile, render_stats, stats_document
 
 pytestmark = pytest.mark.usefixtures("reaper")
@@ -19,13 +19,13 @@ pytestmark = pytest.mark.usefixtures("reaper")
 def test_usage_lines_and_stats_from_calls_over_the_socket(daemon, places):
     vault = daemon["vault"]
     for i in range(3):
-        call_daemon(places, vault, "remember", {"fact": f"fact {i}", "provenance": "stats",
+        send(places, vault, "remember", {"fact": f"fact {i}", "provenance": "stats",
                                                 "entity": "people/bob"})
-    call_daemon(places, vault, "remember", {"fact": "no provenance"})          # invalid_params
-    call_daemon(places, vault, "recall", {"entity": "people/bob", "budget_tokens": 1})
-    call_daemon(places, vault, "entity", {"name": "people/nobody-at-all"})
-    call_daemon(places, vault, "whoami", {})                                   # not a verb: no line
-    call_daemon(places, vault, "bogus_tool", {})                               # unknown: no line
+    send(places, vault, "remember", {"fact": "no provenance"})          # invalid_params
+    send(places, vault, "recall", {"entity": "people/bob", "budget_tokens": 1})
+    send(places, vault, "entity", {"name": "people/nobody-at-all"})
+    send(places, vault, "whoami", {})                                   # not a verb: no line
+    send(places, vault, "bogus_tool", {})                               # unknown: no line
     lines = [json.loads(line) for line in places.usage_file.read_text().splitlines()]
     assert [e["verb"] for e in lines] == ["remember"] * 4 + ["recall", "entity"]
     assert all(e["transport"] == "socket" and e["remote"] is False for e in lines)

@@ -36,13 +36,13 @@ def test_rebuild_keeps_fact_ids_and_pages(cli, vault):
     from brain.cli import route
 
     write(vault, "people/bob.md", "Bob the builder.")
-    body, err = route.call("remember", {"fact": "Bob likes tea", "provenance": "test", "entity": "people/bob"},
+    body, err = route.route_call("remember", {"fact": "Bob likes tea", "provenance": "test", "entity": "people/bob"},
                              no_daemon=True)
     assert not err
     fid = int(body["id"])
     res = cli("rebuild", "--json")
     assert res.exit_code == 0, res.output
     assert json.loads(res.output)["pages"] == 1
-    body, err = route.call("recall", {"entity": "people/bob", "query": "builder tea"}, no_daemon=True)
+    body, err = route.route_call("recall", {"entity": "people/bob", "query": "builder tea"}, no_daemon=True)
     assert not err and [f["id"] for f in body["facts"]] == [fid]
     assert [r["slug"] for r in body["results"]] == ["people/bob"]

@@ -16,7 +16,7 @@ from daemon_fixtures import (  # noqa: F401  (fixtures)
     BRAIN, child_env, configured, daemon, reaper, small_vault,
 )
 
-from brain.daemon.client.calls import call_daemon
+from brain.daemon.client.calls import send
 
 pytestmark = pytest.mark.usefixtures("reaper")
 
@@ -41,7 +41,7 @@ def _use_everything(places, vault):
                  ["recall", "tea"], ["auth", "token", "create", "laptop"]):
         r = subprocess.run([BRAIN, *args], capture_output=True, text=True, env=child_env(), timeout=90)
         assert r.returncode == 0, r.stderr
-    body, is_error = call_daemon(places, vault, "put_page", {"slug": "notes/new-one", "content": "# New\n"})
+    body, is_error = send(places, vault, "put_page", {"slug": "notes/new-one", "content": "# New\n"})
     assert not is_error, body
 
 

@@ -17,7 +17,7 @@ from daemon_fixtures import (  # noqa: F401  (fixtures)
 )
 
 from brain.daemon.http.tokens import create_token, revoke_token
-from brain.daemon.client.calls import call_daemon
+from brain.daemon.client.calls import send
 from brain.daemon.protocol.tools import ALL_TOOLS, VERB_NAMES
 from brain.daemon.vault_lock import VaultLock
 
@@ -103,7 +103,7 @@ def test_dns_rebinding_protection_rejects_foreign_hosts(http_url, tokens):
 
 def test_verbs_round_trip_over_http_with_a_write_token(http_url, tokens, places, daemon):
     # a private fact saved on the local lane must never reach an HTTP caller
-    call_daemon(places, daemon["vault"], "remember", {
+    send(places, daemon["vault"], "remember", {
         "fact": "Alice's home address", "provenance": "t", "entity": "people/alice-example",
         "visibility": "private"})
 
@@ -131,7 +131,7 @@ def test_verbs_round_trip_over_http_with_a_write_token(http_url, tokens, places,
 
 
 def test_read_only_token_gets_scope_denied_on_writes(http_url, tokens, places, daemon):
-    body, _ = call_daemon(places, daemon["vault"], "remember",
+    body, _ = send(places, daemon["vault"], "remember",
                           {"fact": "Bob likes red", "provenance": "t", "entity": "people/bob"})
 
     async def go():

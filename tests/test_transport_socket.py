@@ -15,7 +15,7 @@ from daemon_fixtures import (  # noqa: F401  (fixtures)
     send_lines, small_vault, socket_session, tool_call,
 )
 
-from brain.daemon.client.calls import call_daemon
+from brain.daemon.client.calls import send
 from brain.daemon.client.relay import preamble
 from brain.daemon.server.socket import caller_from_preamble
 
@@ -137,7 +137,7 @@ def test_half_written_requests_and_disconnects_mid_call(daemon, places):
     # everyone else is still served, and the orphaned write landed
     deadline = time.monotonic() + 5
     while True:
-        body, is_error = call_daemon(places, daemon["vault"], "recall", {"entity": "companies/acme"})
+        body, is_error = send(places, daemon["vault"], "recall", {"entity": "companies/acme"})
         assert not is_error
         if body["facts"] or time.monotonic() > deadline:
             break
@@ -154,12 +154,12 @@ def test_100_idle_connections_do_not_block_a_new_client(daemon, places):
             if i % 2:  # half said hello and went quiet, half never said anything
                 send_lines(s, REMOTE, INIT)
             idle.append(s)
-        body, is_error = call_daemon(places, daemon["vault"], "whoami", {})
+        body, is_error = send(places, daemon["vault"], "whoami", {})
         assert not is_error and body["lane"] == "local"
     finally:
         for s in idle:
             s.close()
-    body, is_error = call_daemon(places, daemon["vault"], "recall", {"limit": 1})
+    body, is_error = send(places, daemon["vault"], "recall", {"limit": 1})
     assert not is_error
 
 

@@ -69,7 +69,7 @@ class _NotSent(ConnectionError):
     """The daemon closed the connection before our request was written: nothing ran."""
 
 
-def _one_call(sock, verb: str, args, preamble: dict) -> dict:
+def _send_once(sock, verb: str, args, preamble: dict) -> dict:
     try:
         try:
             sock.sendall(_request_bytes(verb, args, preamble))
@@ -80,15 +80,15 @@ def _one_call(sock, verb: str, args, preamble: dict) -> dict:
         sock.close()
 
 
-def _call_fresh(places, vault: Path, verb: str, args, preamble: dict, attempts: int = 3) -> dict:
-    """`_one_call` on a daemon that proved it serves `vault`; a daemon that was
+def _send_fresh(places, vault: Path, verb: str, args, preamble: dict, attempts: int = 3) -> dict:
+    """`_send_once` on a daemon that proved it serves `vault`; a daemon that was
     stopping when we connected (its folder was replaced) closes before reading,
     and the call, never sent, is tried again on its successor."""
     import time
 
     for attempt in range(attempts):
         try:
-            return _one_call(connect_or_start(places, vault)[0], verb, args, preamble)
+            return _send_once(connect_or_start(places, vault)[0], verb, args, preamble)
         except _NotSent:
             if attempt == attempts - 1:
                 raise
@@ -101,17 +101,17 @@ def _wrong_vault(msg: dict) -> bool:
     return isinstance(data, dict) and IDENTITY_KEY in data
 
 
-def call_daemon(places, vault: Path, verb: str, args: dict, *,
+def send(places, vault: Path, verb: str, args: dict, *,
                 client: str = "brain-cli") -> tuple[dict, bool]:
     """Run one tool call through the vault's daemon as the trusted local lane.
 
     Starts the daemon when none runs. Returns (body, is_error) exactly as
-    `dispatch.call_tool` would in-process.
+    `dispatch.dispatch` would in-process.
     """
-    return call_with_preamble(places, vault, verb, args, {"surface": "full", "lane": "local", "client": client})
+    return send_with_preamble(places, vault, verb, args, {"surface": "full", "lane": "local", "client": client})
 
 
-def call_with_preamble(places, vault: Path, verb: str, args, preamble: dict) -> tuple[dict, bool]:
+def send_with_preamble(places, vault: Path, verb: str, args, preamble: dict) -> tuple[dict, bool]:
     """One tools/call on a fresh connection that opens with `preamble`.
 
     The preamble names the vault folder, so a daemon serving another folder
@@ -120,12 +120,12 @@ def call_with_preamble(places, vault: Path, verb: str, args, preamble: dict) -> 
     ident = vault_identity(vault)
     if ident is not None:  # a vanished folder: the daemon says so itself
         preamble = {**preamble, "vault": ident}
-    msg = _one_call(connect_or_start(places, vault, verify=False)[0], verb, args, preamble)
+    msg = _send_once(connect_or_start(places, vault, verify=False)[0], verb, args, preamble)
     if _wrong_vault(msg):
         # the daemon at our socket serves another folder (ours was replaced under
         # it) and refused before running anything: it is stopping, so a retry
         # that waits for it reaches a fresh daemon for this folder
-        msg = _call_fresh(places, vault, verb, args, preamble)
+        msg = _send_fresh(places, vault, verb, args, preamble)
     return answer_body(msg)
 
 

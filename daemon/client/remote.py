@@ -95,7 +95,7 @@ class HttpMcp:
                 return m
         raise RemoteError(f"{self.url} sent no answer to {method}")
 
-    def call(self, name: str, arguments: dict) -> tuple[dict, bool]:
+    def send(self, name: str, arguments: dict) -> tuple[dict, bool]:
         """One tools/call: (body, is_error), like a call to the local daemon."""
         if self.session is None:
             self.initialize()

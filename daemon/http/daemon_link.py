@@ -61,7 +61,7 @@ class DaemonLink:
     def _send_all(self, msgs: list) -> None:
         self._sock.sendall(b"".join(json_line(m) for m in msgs))
 
-    def call(self, name: str, arguments) -> tuple[dict, bool]:
+    def send(self, name: str, arguments) -> tuple[dict, bool]:
         """One tools/call; raises DaemonCallError when the daemon does not answer."""
         fut: Future = Future()
         with self._lock:
@@ -137,8 +137,8 @@ class DaemonLinks:
         self._lock = threading.Lock()
         self.opened = 0  # connections made so far (tests and benches read it)
 
-    def call(self, session: str | None, preamble: dict, name: str, arguments) -> tuple[dict, bool]:
-        return self._link(session, preamble).call(name, arguments)
+    def send(self, session: str | None, preamble: dict, name: str, arguments) -> tuple[dict, bool]:
+        return self._link(session, preamble).send(name, arguments)
 
     def _link(self, session: str | None, preamble: dict) -> DaemonLink:
         key = (session, json.dumps(preamble, sort_keys=True))

@@ -80,7 +80,7 @@ def caller_for_request(ctx, ceiling: str) -> Caller:
                   session=req.headers.get("mcp-session-id"))
 
 
-def daemon_call(places, vault: Path):
+def daemon_sender(places, vault: Path):
     """A blocking call function that forwards each call to the vault's daemon,
     on one connection per HTTP session (see daemon_link)."""
     from ..client.calls import DaemonCallError
@@ -89,11 +89,11 @@ def daemon_call(places, vault: Path):
 
     links = DaemonLinks(lambda: connect_or_start(places, vault)[0])
 
-    def run_call(name: str, arguments, caller: Caller) -> tuple[dict, bool]:
+    def send_call(name: str, arguments, caller: Caller) -> tuple[dict, bool]:
         preamble = {"surface": caller.surface, "lane": "remote", "client": "brain-http",
                     "transport": "http", "client_id": caller.client_id, "read_only": not caller.can_write}
         try:
-            return links.call(caller.session, preamble, name, arguments)
+            return links.send(caller.session, preamble, name, arguments)
         except (DaemonCallError, DaemonStartError, OSError) as e:
             log.warning("call %s failed to reach the daemon: %s", name, e)
             return Unavailable(
@@ -102,8 +102,8 @@ def daemon_call(places, vault: Path):
                 detail=str(e).splitlines()[0] if str(e) else None,
             ).envelope(), True
 
-    run_call.links = links
-    return run_call
+    send_call.links = links
+    return send_call
 
 
 def _interface_addresses() -> list[str]:
@@ -192,15 +192,15 @@ def build_app(places, vault: Path, surface: str, host: str, call=None, base_url:
     from .oauth_provider import BrainOAuthProvider, BrainTokenVerifier
     from .oauth_store import SCOPES, OAuthStore
 
-    forward = call or daemon_call(places, vault)
+    forward = call or daemon_sender(places, vault)
 
-    def run_call(name: str, arguments, caller: Caller):
+    def send_call(name: str, arguments, caller: Caller):
         # the client's row lives with the HTTP server: narrowing it never reaches the daemon
         if name == "request_tools":
             return request_tools(places, arguments, caller)
         return forward(name, arguments, caller)
 
-    server = build_server(run_call, lambda ctx: caller_for_request(ctx, surface))
+    server = build_server(send_call, lambda ctx: caller_for_request(ctx, surface))
     store = OAuthStore(places) if base_url else None
     provider, routes = None, None
     if base_url:

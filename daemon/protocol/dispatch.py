@@ -76,7 +76,7 @@ def unknown_tool_envelope(name: str, surface: str) -> dict:
     return body
 
 
-def call_tool(engine, name: str, arguments: dict | None, caller: Caller) -> tuple[dict, bool]:
+def dispatch(engine, name: str, arguments: dict | None, caller: Caller) -> tuple[dict, bool]:
     """Run one tool call; never raises."""
     visible = {t.name for t in surface_tools(caller.surface)}
     if name not in visible or name not in ALL_TOOLS or name not in HANDLERS:

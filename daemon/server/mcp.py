@@ -3,7 +3,7 @@
 Every transport (stdio in-process, the daemon's Unix socket, Streamable
 HTTP) serves this one server. The SDK does the JSON-RPC and the handshake;
 we do everything about tools: the listing comes from `protocol.tools`, each call
-goes through `dispatch.call_tool`, and the answer is exactly one text block
+goes through `dispatch.dispatch`, and the answer is exactly one text block
 of JSON (`isError: true` for error envelopes). The SDK never validates tool
 arguments (the low-level handlers in 2.x do not), so `invalid_params`
 envelopes come from our own validator, as docs/protocol.md §1.4 requires.
@@ -26,7 +26,7 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 
 from ... import __version__
-from ..protocol.dispatch import call_tool
+from ..protocol.dispatch import dispatch
 from ..protocol.wire import Caller, Unavailable
 from ..protocol.tools import surface_tools
 
@@ -134,11 +134,11 @@ def vault_lost_envelope(engine) -> dict | None:
     ).envelope()
 
 
-def engine_call(engine, *, gate: CallGate | None = None, ready: threading.Event | None = None) -> CallFn:
+def engine_dispatcher(engine, *, gate: CallGate | None = None, ready: threading.Event | None = None) -> CallFn:
     """The blocking call function for an engine in this process (daemon or --no-daemon)."""
     gate = gate or CallGate()
 
-    def run_call(name: str, arguments, caller: Caller) -> tuple[dict, bool]:
+    def dispatch_call(name: str, arguments, caller: Caller) -> tuple[dict, bool]:
         if not gate.enter():
             return Unavailable(
                 "the brain daemon is shutting down.",
@@ -151,11 +151,11 @@ def engine_call(engine, *, gate: CallGate | None = None, ready: threading.Event 
             # status reports the warm-up, so it answers at once instead of waiting for it
             if ready is not None and not ready.is_set() and name != "status":
                 ready.wait(READY_WAIT_S)
-            return call_tool(engine, name, arguments, caller)
+            return dispatch(engine, name, arguments, caller)
         finally:
             gate.leave()
 
-    return run_call
+    return dispatch_call
 
 
 def build_server(
@@ -251,7 +251,7 @@ async def serve_stdio(engine, caller: Caller, ready: threading.Event | None = No
     from mcp.server.stdio import stdio_server
 
     gate = CallGate()
-    server = build_server(engine_call(engine, gate=gate, ready=ready), fixed_caller(caller))
+    server = build_server(engine_dispatcher(engine, gate=gate, ready=ready), fixed_caller(caller))
     async with anyio.create_task_group() as tg:
 
         async def stop_on_signal() -> None:

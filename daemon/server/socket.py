@@ -35,7 +35,7 @@ import mcp_types as types
 from anyio.abc import SocketAttribute
 from mcp.shared.message import SessionMessage
 
-from .mcp import CALL_THREADS, SLOW_CALL_THREADS, CallGate, build_server, engine_call, fixed_caller, vault_lost_envelope
+from .mcp import CALL_THREADS, SLOW_CALL_THREADS, CallGate, build_server, engine_dispatcher, fixed_caller, vault_lost_envelope
 from ..protocol.wire import Caller
 from ..client.spawn import IDENTITY_KEY
 from ..protocol.tools import SURFACES
@@ -86,7 +86,7 @@ class SocketServer:
 
     def __init__(self, engine, *, gate: CallGate, default_surface: str = "full", ready=None,
                  identity: dict | None = None):
-        self.call = engine_call(engine, gate=gate, ready=ready)
+        self.call = engine_dispatcher(engine, gate=gate, ready=ready)
         self.engine = engine
         # which vault folder we serve, for preambles that name one (vault_reply)
         self.identity = identity
