@@ -94,6 +94,23 @@ def _model(ctx: DoctorContext):
         yield ("ok", "embeddings", f"{state}: keyword search answers meanwhile")
 
 
+@check("held")
+def _held(ctx: DoctorContext):
+    """Pages a remote caller sent onto a private page: kept aside, never written over it."""
+    from ..indexer.page_tools import HELD_DIR
+
+    if ctx.vault is None:
+        return
+    folder = ctx.vault / HELD_DIR
+    held = sorted(folder.glob("*.md")) if folder.is_dir() else []
+    if held:
+        yield ("warn", "held remote writes", f"{len(held)} page(s) a remote caller wrote onto a private page are kept "
+                                             f"in {folder} (newest: {held[-1].name}); fix: read them, move what you "
+                                             "want into your notes, delete the rest")
+    else:
+        yield ("ok", "held remote writes", "none")
+
+
 @check("permissions")
 def _permissions(ctx: DoctorContext):
     """brain's own folders (config, cache, state, runtime, the vault's .brain) must be 0700, their files 0600."""
@@ -180,8 +197,8 @@ _MARK = {"ok": "✓", "warn": "!", "fail": "✗"}
 
 def register(app: typer.Typer) -> None:
     @app.command("doctor")
-    def doctor(area: str = typer.Argument(None, metavar="AREA", help="Run one area only: config, model, permissions, facts, "
-                                          "index, daemon, memory_verbs_usage, hooks or llm."),
+    def doctor(area: str = typer.Argument(None, metavar="AREA", help="Run one area only: config, model, held, permissions, "
+                                          "facts, index, daemon, memory_verbs_usage, hooks or llm."),
                json_out: bool = typer.Option(False, "--json", help="print the rows as JSON")):
         """Check the config, vault, daemon, indexes, model and integrations; each problem names its fix."""
         import json

@@ -8,6 +8,7 @@ pages; refusals are PageWriteError with the reason and the fix.
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 
 from .parse import parse_page
@@ -18,6 +19,10 @@ from .scan import IGNORE_FILE, classify, page_path, stat_page
 from .slugs import path_to_slug
 
 log = logging.getLogger("brain.pages")
+
+# where a remote put_page onto a private page keeps what it was sent (README,
+# "Private pages"): inside the vault's own `.brain`, never indexed, 0600
+HELD_DIR = Path(".brain") / "held"
 
 
 def _stale(slug: str, current: str | None) -> PageWriteError:
@@ -93,14 +98,23 @@ class PageOps:
         return {"slug": indexed["slug"], "path": rel, "hash": content_hash(data), "created": old is None}
 
     def _as_if_absent(self, slug: str, rel: str, data: bytes, expected_hash: str | None) -> dict:
-        """A remote put_page onto a private page: the answer an absent slug gets, and no write.
+        """A remote put_page onto a private page: the answer an absent slug gets.
 
         Remote callers learn nothing about private pages, not even that one
-        exists (docs/protocol.md §4.8); the private page stays as it is.
+        exists (docs/protocol.md §4.8), so the private page stays as it is and
+        the answer is the one a new page would get. What the caller sent is not
+        dropped: it is kept in `<vault>/.brain/held/` for the vault's owner
+        (`brain doctor` lists it), so an agent's write is never silently lost.
         """
         if expected_hash is not None:
             raise _stale(slug, None)
-        log.warning("a remote put_page onto the private page %s was not written", rel)
+        held = self.vault / HELD_DIR / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{time.time_ns() % 10**9:09d}-{slug.replace('/', '__')}.md"
+        try:
+            held.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            write_atomic(held, data, mode=0o600, within=self.vault / ".brain")
+            log.warning("a remote put_page onto the private page %s was kept in %s, not written over it", rel, held)
+        except OSError as e:
+            log.error("a remote put_page onto the private page %s could not be kept aside: %s", rel, e)
         return {"slug": slug, "path": rel, "hash": content_hash(data), "created": True}
 
     def _page_row(self, slug: str, remote: bool):

@@ -67,8 +67,15 @@ def test_put_page_on_a_private_slug_answers_as_for_an_absent_one(brain, remote, 
     assert {k: v for k, v in private.items() if k not in ("slug", "path")} == \
            {k: v for k, v in absent.items() if k not in ("slug", "path")}
     assert private["path"] == "secret/plan.md" and private["hash"] == hashlib.sha256(b"overwritten").hexdigest()
-    # the private page itself is untouched
+    # the private page itself is untouched, and what the caller sent is kept for the owner
     assert (vault / "secret/plan.md").read_bytes() == before
+    held = sorted((vault / ".brain/held").glob("*secret__plan.md"))
+    assert len(held) == 1 and held[0].read_bytes() == b"overwritten"
+    assert held[0].stat().st_mode & 0o777 == 0o600
+    from brain.cli.doctor import DoctorContext, _held
+
+    [(status, _name, detail)] = list(_held(DoctorContext(places=None, cfg={}, vault=vault)))
+    assert status == "warn" and "1 page(s)" in detail and str(vault / ".brain/held") in detail
     stale = "0" * 64
     p_body, _ = call(brain, "put_page", {"slug": "secret/plan", "content": "x", "expected_hash": stale}, remote)
     a_body, _ = call(brain, "put_page", {"slug": "secret/gone", "content": "x", "expected_hash": stale}, remote)
