@@ -108,7 +108,8 @@ class PageOps:
         """
         if expected_hash is not None:
             raise _stale(slug, None)
-        held = self.vault / HELD_DIR / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{time.time_ns() % 10**9:09d}-{slug.replace('/', '__')}.md"
+        stamp = f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{time.time_ns() % 10**9:09d}"
+        held = self.vault / HELD_DIR / f"{stamp}-{slug.replace('/', '__')}.md"
         try:
             held.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             write_atomic(held, data, mode=0o600, within=self.vault / ".brain")
