@@ -110,7 +110,7 @@ class Session(SocketClient):
 
 
 def daemon_pid(places, vault) -> int | None:
-    from brain.daemon.client.spawn import read_pid_file
+    from brain.daemon.rendezvous import read_pid_file
 
     info = read_pid_file(places, vault) or {}
     return info.get("pid") if isinstance(info.get("pid"), int) else None

@@ -68,7 +68,7 @@ def ms(samples: list[float], q: float) -> float | None:
 def bench_daemon(label: str, vault_src: Path | None, pages: int, calls: int, model_cache: str | None) -> None:
     from brain.daemon import config as config_mod
     from brain.daemon.places import Places
-    from brain.daemon.client.spawn import pid_path
+    from brain.daemon.rendezvous import pid_path
 
     home = Path(tempfile.mkdtemp(prefix="be-", dir="/tmp"))
     vault = home / "vault"

@@ -367,7 +367,7 @@ def bench_daemon(vault_src: Path | None, home: Path | None, label: str, probe: s
     from brain.daemon import config as config_mod
     from brain.daemon.client.calls import send_with_preamble
     from brain.daemon.places import Places
-    from brain.daemon.client.spawn import pid_path
+    from brain.daemon.rendezvous import pid_path
 
     brain = str(Path(sys.executable).parent / "brain")
     own_home = home is None

@@ -180,7 +180,7 @@ def register(app) -> None:
         """Print the end of the daemon's log file."""
         import time
 
-        from ..daemon.client.spawn import log_path
+        from ..daemon.rendezvous import log_path
 
         p = route.places()
         cfg = route.load_config(p)

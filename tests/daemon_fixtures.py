@@ -131,7 +131,8 @@ def reaper(places, tmp_path):
 @pytest.fixture
 def daemon(places, configured, reaper):
     """A running daemon for the configured vault; its pid and socket."""
-    from brain.daemon.client.spawn import connect_or_start, read_pid_file
+    from brain.daemon.client.spawn import connect_or_start
+    from brain.daemon.rendezvous import read_pid_file
 
     sock, _ = connect_or_start(places, configured)
     sock.close()

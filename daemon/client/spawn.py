@@ -16,34 +16,14 @@ import sys
 import time
 from pathlib import Path
 
+from ..rendezvous import EXIT_ALREADY_RUNNING, IDENTITY_KEY, log_path, pid_path, read_pid_file, start_log_path
+
 # how long a client waits for a fresh daemon's socket
 START_TIMEOUT_S = 20.0
-# exit code of a daemon that found the vault already served (see server.py)
-EXIT_ALREADY_RUNNING = 3
 
 
 class DaemonStartError(RuntimeError):
     pass
-
-
-def pid_path(places, vault: Path) -> Path:
-    return places.socket_path(vault).with_suffix(".pid")
-
-
-def log_path(places, vault: Path) -> Path:
-    return places.log_dir / f"daemon-{places.vault_key(vault)}.log"
-
-
-def start_log_path(places, vault: Path) -> Path:
-    return places.log_dir / f"daemon-{places.vault_key(vault)}.start"
-
-
-def read_pid_file(places, vault: Path) -> dict | None:
-    try:
-        data = json.loads(pid_path(places, vault).read_text())
-        return data if isinstance(data, dict) else None
-    except (OSError, ValueError):
-        return None
 
 
 def pid_alive(pid) -> bool:
@@ -103,8 +83,6 @@ def vault_identity(vault: Path) -> dict | None:
     return {"dev": st.st_dev, "ino": st.st_ino}
 
 
-# the key of the daemon's reply to a preamble that names a vault
-IDENTITY_KEY = "brain_daemon"
 PROBE_TIMEOUT_S = 5.0
 
 
