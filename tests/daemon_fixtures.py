@@ -77,7 +77,7 @@ def daemon_pids(places) -> list[int]:
 
 
 def alive(pid: int) -> bool:
-    from brain.daemon.client.spawn import pid_alive
+    from brain.daemon.client.probe import pid_alive
 
     return pid_alive(pid)
 

@@ -246,9 +246,9 @@ def test_sigterm_while_the_model_loads_then_a_clean_start(places, configured, re
 def test_stop_waits_longer_than_a_daemon_may_take_to_stop():
     """`brain daemon stop` must not SIGKILL a daemon that is still inside its own shutdown budget."""
     from brain.daemon.server import process as server
-    from brain.daemon.client import spawn
+    from brain.daemon.client import stop
 
-    assert spawn.STOP_TIMEOUT_S > server.DRAIN_S + server.WARMUP_WAIT_S + server.FLUSH_S
+    assert stop.STOP_TIMEOUT_S > server.DRAIN_S + server.WARMUP_WAIT_S + server.FLUSH_S
 
 
 def test_a_socket_path_too_long_fails_with_the_fix_and_closes_cleanly(configured, tmp_path, monkeypatch):
@@ -295,7 +295,7 @@ def test_stop_never_signals_a_process_that_reused_a_stale_pid(places, configured
     import json
     import subprocess
 
-    from brain.daemon.client.spawn import daemon_status
+    from brain.daemon.client.probe import daemon_status
     from brain.daemon.rendezvous import pid_path
 
     bystander = subprocess.Popen(["sleep", "60"])

@@ -12,7 +12,8 @@ import json
 from pathlib import Path
 
 from ..rendezvous import IDENTITY_KEY
-from .spawn import connect_or_start, vault_identity
+from .probe import vault_identity
+from .spawn import connect_or_start
 
 PROTOCOL_VERSION = "2025-06-18"
 CALL_ID = 2
