@@ -170,7 +170,7 @@ def mixed_load(client, calls: int, label: str) -> None:
 def daemon_embedder(model_cache: str | None):
     """What the daemon of the installed brain would load (older checkouts: the torch embedder)."""
     try:
-        from brain.indexer.embedder import load_minilm
+        from brain.indexer.model_loader import load_minilm
     except ImportError:
         from brain.indexer.embedder import MiniLMEmbedder
 

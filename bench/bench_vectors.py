@@ -82,7 +82,8 @@ def rss_mb(pid: int | str = "self") -> float:
 
 def load_model(threads: int, backend: str = "onnx"):
     """The daemon's embedder (onnxruntime; the export is kept in the temp folder), or torch's."""
-    from brain.indexer.embedder import MiniLMEmbedder, load_minilm
+    from brain.indexer.embedder import MiniLMEmbedder
+    from brain.indexer.model_loader import load_minilm
 
     t = time.perf_counter()
     if backend == "torch":

@@ -135,7 +135,7 @@ class Engine:
         (by default onnxruntime over the cached ONNX export, exported once in
         a child process; see indexer/embedder.py).
         """
-        from ...indexer.embedder import ModelLoader
+        from ...indexer.model_loader import ModelLoader
 
         self.models = ModelLoader(factory=(lambda: embedder) if embedder is not None else None,
                                   cache_root=self.places.cache_root, cancel=self.stopping)
