@@ -41,8 +41,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 from bench_daemon import SocketClient  # noqa: E402
-from bench_vectors import rss_mb, sentence  # noqa: E402
+from bench_vectors import rss_mb  # noqa: E402
 from corpus import generate  # noqa: E402
+from vector_data import sentence  # noqa: E402
 
 BRAIN = str(Path(sys.executable).parent / "brain")
 QUERIES = ["who works on the launch", "pricing decision", "what slipped because of staffing",
