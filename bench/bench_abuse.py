@@ -28,75 +28,20 @@ import collections
 import json
 import os
 import random
-import select
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-BRAIN = str(Path(sys.executable).parent / "brain")
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "abuse", "version": "1"}}}
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from abuse_front_ends import BRAIN, daemon_pid, http_flood, relay_kills  # noqa: E402
+from abuse_judge import MARKER, MIXED, Tally  # noqa: E402
 from bench_daemon import SocketClient  # noqa: E402  (one raw socket client for the benches)
-
-MARKER = "PRIVMARK7Q"
-# what only private data holds: the private facts' and page's text, the private page's slug
-# (a string counts only when the request did not carry it: echoes are not leaks)
-PRIVATE_STRINGS = (f"{MARKER} private fact", f"code word is {MARKER}", "secret/plan")
-
-
-class Tally:
-    """Everything the run counts, shared by every thread."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.codes: collections.Counter = collections.Counter()
-        self.non_envelope: list = []
-        self.markers = 0
-        self.leaks: list = []
-        self.relay_exits = 0
-        self.calls = 0
-
-    def answer(self, msg: dict | None, remote: bool, well_formed: bool = True, request=None) -> None:
-        """Classify one answer to a tools/call."""
-        with self.lock:
-            self.calls += 1
-            if remote and msg is not None:
-                said = json.dumps(msg, ensure_ascii=False)
-                asked = json.dumps(request, ensure_ascii=False)
-                if any(p in said and p not in asked for p in PRIVATE_STRINGS):
-                    self.markers += 1
-                    self.leaks.append(said[:300])
-            body = _envelope_body(msg)
-            if body is None:
-                if well_formed:
-                    self.non_envelope.append(json.dumps(msg)[:300] if msg is not None else "no answer")
-                code = f"jsonrpc {msg['error']['code']}" if msg and "error" in msg else "no_answer"
-                self.codes[code] += 1
-            elif "error" in body:
-                self.codes[body["error"]] += 1
-
-
-def _envelope_body(msg: dict | None) -> dict | None:
-    """The JSON object in a tools/call result's single text block, else None."""
-    try:
-        content = msg["result"]["content"]
-        if len(content) != 1 or content[0]["type"] != "text":
-            return None
-        body = json.loads(content[0]["text"])
-        return body if isinstance(body, dict) else None
-    except (KeyError, TypeError, ValueError, IndexError):
-        return None
 
 
 class Session(SocketClient):
@@ -107,13 +52,6 @@ class Session(SocketClient):
 
     def call(self, name: str, args) -> dict:
         return self.call_raw(name, args)
-
-
-def daemon_pid(places, vault) -> int | None:
-    from brain.daemon.client.spawn import read_pid_file
-
-    info = read_pid_file(places, vault) or {}
-    return info.get("pid") if isinstance(info.get("pid"), int) else None
 
 
 def ensure_daemon(places, vault) -> str:
@@ -184,13 +122,6 @@ def kills_under_writers(places, vault, tally: Tally, writers: int, kills: int, s
 
 # -- 2. mixed load ------------------------------------------------------------
 
-MIXED = [("recall", {"limit": 20}), ("recall", {"query": "project", "limit": 5}), ("entity", {"name": "people/me"}),
-         ("context_pack", {"entities": "people/me"}), ("delta", {"since": "2020-01-01"}),
-         ("search", {"query": "notes"}), ("list_pages", {}), ("status", {}), ("whoami", {}),
-         ("remember", {"fact": "mixed load fact", "provenance": "abuse"}), ("get_page", {"slug": "secret/plan"}),
-         ("recall", {"grep": MARKER}), ("search", {"query": MARKER}), ("get_backlinks", {"slug": "people/me"})]
-
-
 def mixed_load(path: str, tally: Tally, clients: int, calls: int) -> dict:
     def client(k: int) -> None:
         s = Session(path, "remote")
@@ -254,159 +185,6 @@ def fuzz(path: str, tally: Tally, seed: int, per_tool: int) -> dict:
             s = Session(path, "remote")
     s.close()
     return {"seed": seed, "fuzzed_calls": sent, "hostile_lines": len(raws), "hostile_lines_unanswered": unanswered}
-
-
-# -- 4. HTTP idle flood -------------------------------------------------------
-
-def http_flood(env: dict, places, tally: Tally, idle: int, legit: int) -> dict:
-    import re
-
-    from brain.daemon.http.tokens import create_token
-
-    token = create_token(places, "abuse", can_write=True)
-    proc = subprocess.Popen([BRAIN, "serve", "--http", "--port", "0"], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True)
-    url = None
-    for line in proc.stderr:
-        m = re.search(r"MCP on (http://\S+/mcp)", line)
-        if m:
-            url = m.group(1)
-            break
-    assert url, "the HTTP server did not start"
-    port = int(url.rsplit(":", 1)[1].split("/")[0])
-    flood = []
-    ok = failed = 0
-    times = []
-    try:
-        for i in range(idle):
-            s = socket.create_connection(("127.0.0.1", port), timeout=10)
-            if i % 3 == 1:
-                s.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
-            elif i % 3 == 2:
-                s.sendall(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 500\r\n\r\n{{".encode())
-            flood.append(s)
-        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-                   "Authorization": f"Bearer {token}"}
-        for i in range(legit):
-            t0 = time.monotonic()
-            try:
-                msg = _http_call(url, headers, i)
-                ok += 1
-                tally.answer(msg, remote=True, request=MIXED[i % len(MIXED)])
-            except (OSError, urllib.error.URLError, ValueError):
-                failed += 1
-            times.append((time.monotonic() - t0) * 1000)
-        closed_by_server = 0
-        for s in flood:
-            ready, _, _ = select.select([s], [], [], 0)
-            if ready:
-                try:
-                    closed_by_server += s.recv(1) == b""
-                except OSError:
-                    closed_by_server += 1
-    finally:
-        for s in flood:
-            s.close()
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(15)
-    times.sort()
-    return {"idle_connections": idle, "legit_calls_ok": ok, "legit_calls_failed": failed,
-            "legit_p50_ms": round(times[len(times) // 2], 1) if times else None,
-            "legit_max_ms": round(times[-1], 1) if times else None, "closed_by_server_during_run": closed_by_server}
-
-
-def _http_call(url: str, headers: dict, i: int) -> dict:
-    """initialize, then one tools/call, on a fresh MCP session; the call's JSON-RPC answer."""
-    def post(body: dict, extra: dict) -> tuple[dict, dict]:
-        req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST", headers={**headers, **extra})
-        with urllib.request.urlopen(req, timeout=30) as r:
-            raw = r.read().decode()
-            hdrs = dict(r.headers)
-        if not raw.strip():
-            return {}, hdrs  # a notification's 202
-        if raw.lstrip().startswith("{"):
-            return json.loads(raw), hdrs
-        data = [ln[5:].strip() for ln in raw.splitlines() if ln.startswith("data:")]
-        return json.loads(data[-1]), hdrs
-
-    _, hdrs = post(INIT, {})
-    sid = {k: v for k, v in hdrs.items() if k.lower() == "mcp-session-id"}
-    post(INITIALIZED, sid)
-    name, args = MIXED[i % len(MIXED)]
-    msg, _ = post({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": name, "arguments": args}}, sid)
-    return msg
-
-
-# -- 5. relay across kills ----------------------------------------------------
-
-def relay_kills(env: dict, places, vault, tally: Tally, rounds: int) -> dict:
-    """Kill the daemon under a `brain serve` with calls in flight; a relay that exits is counted and respawned."""
-    state = {"proc": None, "buf": bytearray()}
-    exits = retried = unanswered = 0
-
-    def spawn() -> None:
-        state["proc"] = subprocess.Popen([BRAIN, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.DEVNULL, env=env)
-        state["buf"] = bytearray()
-        send(INIT, INITIALIZED)
-        read(1)
-
-    def read(rid, timeout=20.0):
-        proc, buf = state["proc"], state["buf"]
-        deadline = time.monotonic() + timeout
-        while True:
-            while b"\n" in buf:
-                nl = buf.index(b"\n")
-                msg = json.loads(bytes(buf[:nl]))
-                del buf[: nl + 1]
-                if msg.get("id") == rid:
-                    return msg
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            ready, _, _ = select.select([proc.stdout], [], [], left)
-            if ready:
-                chunk = os.read(proc.stdout.fileno(), 1 << 20)
-                if not chunk:
-                    return None
-                buf.extend(chunk)
-
-    def send(*msgs) -> None:
-        try:
-            state["proc"].stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in msgs))
-            state["proc"].stdin.flush()
-        except OSError:
-            pass  # the relay is gone; counted below
-
-    spawn()
-    rid = 100
-    for _ in range(rounds):
-        ids = list(range(rid, rid + 10))
-        rid += 10
-        send(*({"jsonrpc": "2.0", "id": i, "method": "tools/call",
-                "params": {"name": "recall", "arguments": {"grep": MARKER}}} for i in ids))
-        pid = daemon_pid(places, vault)
-        if pid:
-            os.kill(pid, signal.SIGKILL)
-        for i in ids:
-            msg = read(i)
-            if msg is None:
-                unanswered += 1
-            elif "error" in msg and (msg["error"].get("data") or {}).get("retry"):
-                retried += 1
-            else:
-                tally.answer(msg, remote=True, request={"grep": MARKER})
-        send({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": "whoami", "arguments": {}}})
-        tally.answer(read(rid), remote=True)
-        rid += 1
-        if state["proc"].poll() is not None:
-            exits += 1
-            spawn()
-    tally.relay_exits += exits
-    state["proc"].stdin.close()
-    state["proc"].wait(15)
-    return {"rounds": rounds, "in_flight_answered_retry": retried, "in_flight_unanswered": unanswered,
-            "relay_exits": exits}
 
 
 def main() -> int:

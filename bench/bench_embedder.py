@@ -41,8 +41,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 from bench_daemon import SocketClient  # noqa: E402
-from bench_vectors import rss_mb, sentence  # noqa: E402
+from bench_vectors import rss_mb  # noqa: E402
 from corpus import generate  # noqa: E402
+from vector_data import sentence  # noqa: E402
 
 BRAIN = str(Path(sys.executable).parent / "brain")
 QUERIES = ["who works on the launch", "pricing decision", "what slipped because of staffing",
@@ -68,7 +69,7 @@ def ms(samples: list[float], q: float) -> float | None:
 def bench_daemon(label: str, vault_src: Path | None, pages: int, calls: int, model_cache: str | None) -> None:
     from brain.daemon import config as config_mod
     from brain.daemon.places import Places
-    from brain.daemon.client.spawn import pid_path
+    from brain.daemon.rendezvous import pid_path
 
     home = Path(tempfile.mkdtemp(prefix="be-", dir="/tmp"))
     vault = home / "vault"
@@ -170,7 +171,7 @@ def mixed_load(client, calls: int, label: str) -> None:
 def daemon_embedder(model_cache: str | None):
     """What the daemon of the installed brain would load (older checkouts: the torch embedder)."""
     try:
-        from brain.indexer.embedder import load_minilm
+        from brain.indexer.model_loader import load_minilm
     except ImportError:
         from brain.indexer.embedder import MiniLMEmbedder
 

@@ -85,7 +85,7 @@ class Brain:
         return self
 
     def __exit__(self, *exc) -> None:
-        from brain.daemon.client.spawn import stop_daemon
+        from brain.daemon.client.stop import stop_daemon
 
         try:
             if self.client is not None:

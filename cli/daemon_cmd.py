@@ -107,7 +107,8 @@ def register(app) -> None:
     @daemon_app.command("start")
     def start(foreground: bool = typer.Option(False, "--foreground", help="run in this terminal, logging to stderr")):
         """Start the daemon for the configured vault (no-op when it already runs)."""
-        from ..daemon.client.spawn import DaemonStartError, connect_or_start, find_daemon
+        from ..daemon.client.probe import find_daemon
+        from ..daemon.client.spawn import DaemonStartError, connect_or_start
 
         p = route.places()
         cfg = route.load_config(p)
@@ -134,7 +135,7 @@ def register(app) -> None:
     @daemon_app.command("stop")
     def stop(every: bool = typer.Option(False, "--all", help="stop every daemon of yours, whatever vault it serves")):
         """Stop the daemon: calls in flight finish, the caches are flushed."""
-        from ..daemon.client.spawn import stop_all, stop_daemon
+        from ..daemon.client.stop import stop_all, stop_daemon
 
         p = route.places()
         if every:
@@ -151,7 +152,7 @@ def register(app) -> None:
     @daemon_app.command("status")
     def status(json_out: bool = typer.Option(False, "--json", help="print the status as JSON")):
         """Is the daemon running, on which socket, since when; and which daemons serve other vaults."""
-        from ..daemon.client.spawn import daemon_status, running_daemons
+        from ..daemon.client.probe import daemon_status, running_daemons
 
         p = route.places()
         cfg = route.load_config(p)
@@ -180,7 +181,7 @@ def register(app) -> None:
         """Print the end of the daemon's log file."""
         import time
 
-        from ..daemon.client.spawn import log_path
+        from ..daemon.rendezvous import log_path
 
         p = route.places()
         cfg = route.load_config(p)
@@ -203,7 +204,7 @@ def register(app) -> None:
 
     @check("daemon")
     def _daemon_check(ctx):
-        from ..daemon.client.spawn import daemon_status
+        from ..daemon.client.probe import daemon_status
 
         if ctx.vault is None:
             yield ("warn", "daemon", "no vault configured")

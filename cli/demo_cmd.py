@@ -71,7 +71,7 @@ def demo_copy(p, source: Path) -> Path:
     """
     import shutil
 
-    from ..daemon.client.spawn import stop_daemon
+    from ..daemon.client.stop import stop_daemon
 
     dest = p.state_dir / "demo" / (source.name or "vault")
     if dest.exists():

@@ -65,7 +65,7 @@ def _model(ctx: DoctorContext):
         return
     if ctx.vault is None or not ctx.vault.is_dir():
         return
-    from ..daemon.client.spawn import daemon_status
+    from ..daemon.client.probe import daemon_status
 
     if not daemon_status(ctx.places, ctx.vault)["running"]:
         yield ("ok", "embeddings", "installed; the daemon loads the model when it starts")

@@ -59,7 +59,8 @@ def run_init(path: Path | None, start: bool) -> int:
 
 def stop_previous(p, previous, vault: Path) -> None:
     """Stop the daemon of the vault registered before this one, if it still runs."""
-    from ..daemon.client.spawn import daemon_status, stop_daemon
+    from ..daemon.client.probe import daemon_status
+    from ..daemon.client.stop import stop_daemon
 
     if not previous:
         return

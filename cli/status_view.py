@@ -16,7 +16,7 @@ from pathlib import Path
 
 def read_status(p, cfg, vault: Path) -> dict:
     """The status tool's answer plus `daemon: true` when the daemon runs, else the caches' counts."""
-    from ..daemon.client.spawn import daemon_status
+    from ..daemon.client.probe import daemon_status
 
     if daemon_status(p, vault)["running"]:
         body = daemon_reading(p, cfg, vault)

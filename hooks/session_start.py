@@ -20,8 +20,8 @@ import threading
 import time
 from pathlib import Path
 
+from ..daemon.line_log import append_line
 from ..daemon.protocol.wire import now_iso
-from ..daemon.server.usage import append_line
 
 MAX_ENTITIES = 8          # context_pack caps the list at 8 anyway
 MAX_STDIN_BYTES = 1 << 20  # a hook payload is a few hundred bytes

@@ -2,31 +2,30 @@
 
 Every change — the start-up reconcile, a batch of watcher events, a
 put_page — goes through `apply`, which re-reads the disk state of the paths
-it is given, so events only say *where* to look, never *what* happened.
-Unchanged files (same mtime and size, or same bytes) cost no parse. Writes
-use a connection of their own; readers share the engine's connection and see
-only committed batches.
+it is given (vault_changes.py), so events only say *where* to look, never
+*what* happened. Unchanged files (same mtime and size, or same bytes) cost
+no parse. Writes use a connection of their own; readers share the engine's
+connection and see only committed batches.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 import sqlite3
 import threading
 from pathlib import Path
 from typing import Callable, Iterable
 
-from .atomic_files import sweep_temp_files
 from .db import open_db
 from .keyword import KeywordIndex
 from .parse import parse_page
 from .vault_files import PageWriteError, content_hash
 from .page_tools import PageOps
 from .table_writes import PageTables, collision_echo, now_iso
-from .scan import CONFLICT_FIX, IGNORE_FILE, FileStat, IgnoreRules, Problem, classify, outside_link, read_page, scan_vault, stat_page
+from .scan import IGNORE_FILE, FileStat, IgnoreRules, Problem, classify, read_page, stat_page
 from .slugs import path_to_slug
+from .vault_changes import disk_state, pair_renames, scan_kinds_paths
 
 log = logging.getLogger("brain.indexer")
 
@@ -109,7 +108,8 @@ class VaultIndex(PageOps):
                 if IGNORE_FILE in paths:
                     full = True
             try:
-                present, gone, rows, problems = self._disk_state(paths, dirs, moves, full)
+                present, gone, rows, problems = disk_state(self.vault, self.rules, self.tables, paths, dirs, moves,
+                                                            full, sweep=not self.read_only)
                 report = self._apply(present, gone, rows, moves, problems, full, dirs, progress)
             except BaseException:
                 # leave no half batch behind: the next apply starts clean
@@ -123,62 +123,11 @@ class VaultIndex(PageOps):
         """A file moved: the page keeps its id, and links follow the new name."""
         return self.apply([old_rel, new_rel], moves=[(old_rel, new_rel)])
 
-    def _disk_state(self, paths, dirs, moves, full):
-        t = self.tables
-        present: dict[str, FileStat] = {}
-        gone: set[str] = set()
-        scan_problems: list[tuple[str, list[Problem]]] = []
-        if full:
-            res = scan_vault(self.vault, rules=self.rules)
-            if not self.read_only and res.temp_files:
-                swept = sweep_temp_files(self.vault, res.temp_files)
-                if swept:
-                    log.info("removed %d temp file(s) a crashed write left behind: %s", len(swept), ", ".join(swept[:5]))
-            rows = t.manifest()
-            present = res.files
-            gone = set(rows) - set(present)
-            scan_problems.append(("", res.problems))
-            stale = {r[0] for r in t.db.execute("SELECT DISTINCT path FROM problems")} - set(present)
-            return present, gone, rows, (scan_problems, [(p, None) for p in stale])
-        candidates = set(paths)
-        for src, dst in moves:
-            candidates.update((src, dst))
-        for d in dirs:
-            d = d.strip("/")
-            if not d:
-                continue
-            res = scan_vault(self.vault, under=d, rules=self.rules)
-            present.update(res.files)
-            scan_problems.append((d, res.problems))
-            candidates.update(r[0] for r in t.db.execute(
-                "SELECT path FROM pages WHERE path >= ? AND path < ?", (d + "/", d + "/\U0010ffff")))
-        file_problems: list[tuple[str, Problem | None]] = []
-        for rel in candidates:
-            if rel in present:
-                continue
-            kind = classify(rel, self.rules)
-            st = stat_page(self.vault, rel) if kind != "ignored" else None
-            if kind == "page" and st is not None:
-                present[rel] = st
-                continue
-            gone.add(rel)
-            conflict = kind == "conflict" and st is not None
-            problem = Problem(rel, "conflict_copy", CONFLICT_FIX) if conflict else None
-            if kind == "page" and problem is None and os.path.lexists(self.vault / rel):
-                problem = outside_link(self.vault, rel)
-            file_problems.append((rel, problem))
-        rows = {}
-        for part in _parts(list(set(present) | gone)):
-            for r in t.db.execute(f"SELECT id, path, slug, tail, mtime_ns, size, content_hash FROM pages "
-                                  f"WHERE path IN ({','.join('?' * len(part))})", part):
-                rows[r["path"]] = r
-        return present, gone, rows, (scan_problems, file_problems)
-
     def _apply(self, present, gone, rows, moves, problems, full, dirs, progress) -> dict:
         t = self.tables
         gone_rows = {rel: rows[rel] for rel in gone if rel in rows}
         reads: dict[str, tuple] = {}
-        pairs = self._pair_renames(present, gone_rows, rows, moves, reads)
+        pairs = pair_renames(self.vault, present, gone_rows, rows, moves, reads)
         report = {"pages": len(present), "parsed": 0, "unchanged": 0, "deleted": 0, "renamed": len(pairs), "skipped": 0}
         self._begin()
         scan_problems, file_problems = problems
@@ -225,29 +174,6 @@ class VaultIndex(PageOps):
         if progress is not None and total == 0:
             progress(0, 0)
         return report
-
-    def _pair_renames(self, present, gone_rows, rows, moves, reads) -> dict:
-        """New file → the row of the page it was moved from (watcher moves first, then same bytes)."""
-        pairs: dict[str, sqlite3.Row] = {}
-        new_files = [rel for rel in present if rel not in rows]
-        if not gone_rows or not new_files:
-            return pairs
-        for src, dst in moves:
-            if src in gone_rows and dst in present and dst not in rows and dst not in pairs:
-                pairs[dst] = gone_rows.pop(src)
-        by_hash = {row["content_hash"]: src for src, row in gone_rows.items() if row["content_hash"]}
-        for rel in new_files:
-            if not by_hash:
-                break
-            if rel in pairs:
-                continue
-            got = read_page(self.vault, rel, present[rel].size)
-            reads[rel] = got
-            if got[0] is not None:
-                src = by_hash.pop(content_hash(got[0]), None)
-                if src is not None:
-                    pairs[rel] = gone_rows.pop(src)
-        return pairs
 
     def _index_file(self, rel: str, st: FileStat, row, read, trust_stat: bool = True) -> str:
         t = self.tables
@@ -411,13 +337,3 @@ class VaultIndex(PageOps):
 def _meta(db, key: str) -> str | None:
     row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     return row[0] if row else None
-
-
-def scan_kinds_paths(scan_problems) -> set[str]:
-    return {p.path for _, probs in scan_problems for p in probs}
-
-
-def _parts(seq, n=900):
-    for i in range(0, len(seq), n):
-        yield seq[i:i + n]
-

@@ -31,7 +31,7 @@ def brain_home(monkeypatch):
     yield home
     # a daemon a test started (`brain init`, any verb) must not outlive it
     from brain.daemon.places import Places
-    from brain.daemon.client.spawn import stop_all
+    from brain.daemon.client.stop import stop_all
 
     stop_all(Places.from_env({"BRAIN_HOME": str(home)}))
     shutil.rmtree(home, ignore_errors=True)

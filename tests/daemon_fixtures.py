@@ -77,7 +77,7 @@ def daemon_pids(places) -> list[int]:
 
 
 def alive(pid: int) -> bool:
-    from brain.daemon.client.spawn import pid_alive
+    from brain.daemon.client.probe import pid_alive
 
     return pid_alive(pid)
 
@@ -131,7 +131,8 @@ def reaper(places, tmp_path):
 @pytest.fixture
 def daemon(places, configured, reaper):
     """A running daemon for the configured vault; its pid and socket."""
-    from brain.daemon.client.spawn import connect_or_start, read_pid_file
+    from brain.daemon.client.spawn import connect_or_start
+    from brain.daemon.rendezvous import read_pid_file
 
     sock, _ = connect_or_start(places, configured)
     sock.close()

@@ -14,7 +14,7 @@ from daemon_fixtures import (  # noqa: F401  (fixtures)
 )
 
 from brain.daemon.client.calls import send
-from brain.daemon.client.spawn import read_pid_file
+from brain.daemon.rendezvous import read_pid_file
 
 pytestmark = pytest.mark.usefixtures("reaper")
 
@@ -71,7 +71,7 @@ def _stamp_version(places, vault, version: str) -> None:
     """Make the running daemon's pid file say it was started by another release."""
     import json
 
-    from brain.daemon.client.spawn import pid_path
+    from brain.daemon.rendezvous import pid_path
 
     info = read_pid_file(places, vault)
     info["version"] = version
@@ -210,7 +210,8 @@ def test_sigterm_while_the_model_loads_then_a_clean_start(places, configured, re
     from daemon_fixtures import child_env
 
     from brain.daemon import config as config_mod
-    from brain.daemon.client.spawn import log_path, wait_for_socket
+    from brain.daemon.client.spawn import wait_for_socket
+    from brain.daemon.rendezvous import log_path
 
     cfg = config_mod.load(places.config_file)
     cfg["embeddings.enabled"] = True
@@ -245,16 +246,17 @@ def test_sigterm_while_the_model_loads_then_a_clean_start(places, configured, re
 def test_stop_waits_longer_than_a_daemon_may_take_to_stop():
     """`brain daemon stop` must not SIGKILL a daemon that is still inside its own shutdown budget."""
     from brain.daemon.server import process as server
-    from brain.daemon.client import spawn
+    from brain.daemon.client import stop
 
-    assert spawn.STOP_TIMEOUT_S > server.DRAIN_S + server.WARMUP_WAIT_S + server.FLUSH_S
+    assert stop.STOP_TIMEOUT_S > server.DRAIN_S + server.WARMUP_WAIT_S + server.FLUSH_S
 
 
 def test_a_socket_path_too_long_fails_with_the_fix_and_closes_cleanly(configured, tmp_path, monkeypatch):
     """A BRAIN_HOME so deep the socket path cannot be bound: the error names the fix, and the daemon
     closes its caches instead of waiting for a warm-up that never started."""
     from brain.daemon.places import Places
-    from brain.daemon.client.spawn import DaemonStartError, connect_or_start, log_path
+    from brain.daemon.client.spawn import DaemonStartError, connect_or_start
+    from brain.daemon.rendezvous import log_path
 
     home = tmp_path / ("h" * 100)
     monkeypatch.setenv("BRAIN_HOME", str(home))
@@ -293,7 +295,8 @@ def test_stop_never_signals_a_process_that_reused_a_stale_pid(places, configured
     import json
     import subprocess
 
-    from brain.daemon.client.spawn import daemon_status, pid_path
+    from brain.daemon.client.probe import daemon_status
+    from brain.daemon.rendezvous import pid_path
 
     bystander = subprocess.Popen(["sleep", "60"])
     try:

@@ -19,7 +19,10 @@ from daemon_fixtures import (  # noqa: F401  (fixtures)
 )
 
 from brain.daemon.client.calls import send
-from brain.daemon.client.spawn import connect_or_start, daemon_status, read_pid_file, stop_daemon
+from brain.daemon.client.probe import daemon_status
+from brain.daemon.client.spawn import connect_or_start
+from brain.daemon.client.stop import stop_daemon
+from brain.daemon.rendezvous import read_pid_file
 
 pytestmark = pytest.mark.usefixtures("reaper")
 

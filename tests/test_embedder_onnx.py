@@ -76,7 +76,7 @@ def test_the_export_is_cached_by_model_version_and_reused(monkeypatch, tmp_path,
     from conftest import MODEL_CACHE
 
     from brain.indexer import onnx_export
-    from brain.indexer.embedder import load_minilm
+    from brain.indexer.model_loader import load_minilm
 
     folder = onnx_export.cached(models=MODEL_CACHE)
     assert folder is not None and onnx_export.package_version() in folder.name
@@ -154,7 +154,7 @@ def test_a_query_does_not_wait_behind_the_build(minilm):  # noqa: F811
 
 
 def test_background_calls_wait_for_foreground_ones_but_not_forever():
-    from brain.indexer.embedder import PriorityLane
+    from brain.indexer.embed_lanes import PriorityLane
 
     lane = PriorityLane(hold_s=0.05, max_wait_s=0.4)
     t = time.monotonic()

@@ -1,4 +1,11 @@
-"""Import direction (cli → daemon → indexer) and a lean CLI hot path."""
+"""Import direction (docs/architecture.md, "Layers") and a lean CLI hot path.
+
+Each package's `__init__` docstring says in words what it may import; the
+table below says the same in module names, and every import statement in
+the package (top level or inside a function) must fall under it. The
+handlers `protocol.dispatch` resolves by name are not import statements and
+are not checked here.
+"""
 
 import ast
 import subprocess
@@ -6,38 +13,127 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+# folders → the installed package they become (pyproject.toml, package-dir)
+ROOTS = {"daemon": "brain.daemon", "indexer": "brain.indexer", "cli": "brain.cli", "hooks": "brain.hooks",
+         "brain_pkg": "brain"}
+
+SHARED = ("brain.daemon.config", "brain.daemon.places", "brain.daemon.private_files", "brain.daemon.vault_lock",
+          "brain.daemon.rendezvous", "brain.daemon.line_log")
+VERSION = ("brain.__version__",)
+
+# package → what it may import of brain's own modules (third-party libraries are not listed)
+MAY_IMPORT = {
+    "brain.daemon.protocol": ("brain.daemon.protocol", "brain.indexer"),
+    "brain.daemon.facts": ("brain.daemon.facts", "brain.daemon.protocol", "brain.daemon.private_files",
+                           "brain.indexer"),
+    "brain.daemon.verbs": ("brain.daemon.verbs", "brain.daemon.protocol", "brain.daemon.facts", "brain.daemon.llm",
+                           "brain.indexer", *VERSION),
+    "brain.daemon.server": ("brain.daemon.server", "brain.daemon.protocol", "brain.daemon.facts", "brain.daemon.verbs",
+                            "brain.daemon.llm", "brain.indexer", *SHARED, *VERSION),
+    "brain.daemon.http": ("brain.daemon.http", "brain.daemon.protocol", "brain.daemon.server.mcp",
+                          "brain.daemon.client", "brain.indexer", *SHARED),
+    "brain.daemon.client": ("brain.daemon.client", "brain.daemon.protocol", *SHARED, *VERSION),
+    "brain.daemon.conformance": ("brain.daemon.conformance", "brain.daemon.protocol", *VERSION),
+    "brain.daemon.llm": ("brain.daemon.llm", "brain.daemon.config"),
+    # the modules directly under daemon/, shared by the daemon and its clients
+    "brain.daemon": (*SHARED, "brain.daemon.protocol", "brain.indexer"),
+    "brain.indexer": ("brain.indexer",),
+    "brain.hooks": ("brain.hooks", "brain.cli.route", "brain.daemon.protocol", "brain.indexer", *SHARED),
+}
 
 
-def _imports(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text())
+def module_name(rel: Path) -> tuple[str, bool]:
+    """(dotted name, is a package) of a file given relative to the repository."""
+    parts = list(rel.with_suffix("").parts)
+    dotted = ROOTS[parts[0]].split(".") + parts[1:]
+    if dotted[-1] == "__init__":
+        return ".".join(dotted[:-1]), True
+    return ".".join(dotted), False
+
+
+def imported_names(rel: Path, source: str) -> set[str]:
+    """Every `brain…` name a file imports, absolute: `from ..x import y` gives `….x.y`."""
+    name, is_package = module_name(rel)
+    package = name if is_package else name.rpartition(".")[0]
     names = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             names.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
-            mod = "." * node.level + (node.module or "")
-            names.add(mod)
-            if not node.module:  # `from .. import daemon` names the package in the alias
-                names.update(mod + a.name for a in node.names)
-    return names
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            names.update(f"{module}.{a.name}" for a in node.names)
+    return {n for n in names if n == "brain" or n.startswith("brain.")}
 
 
-def test_indexer_never_imports_daemon_cli_or_hooks():
-    files = list((REPO / "indexer").rglob("*.py"))
-    assert files
-    for f in files:
-        for name in _imports(f):
-            stripped = name.lstrip(".")
-            assert not stripped.startswith(("daemon", "cli", "hooks", "brain.daemon", "brain.cli", "brain.hooks")), (f, name)
+_SUBPACKAGES = {p.name for p in (REPO / "daemon").iterdir() if (p / "__init__.py").exists()}
 
 
-def test_daemon_never_imports_cli():
-    files = list((REPO / "daemon").rglob("*.py"))
-    assert files
-    for f in files:
-        for name in _imports(f):
-            # by segment: `.client` is daemon/client/calls.py, not the cli package
-            assert name.lstrip(".").split(".")[0] != "cli" and not name.startswith("brain.cli"), (f, name)
+def rule_for(module: str) -> str | None:
+    """The MAY_IMPORT key governing a module: its daemon package, `brain.daemon` for the shared
+    modules directly under daemon/, else its top-level package (None for the CLI: the top layer)."""
+    parts = module.split(".")
+    if parts[:2] == ["brain", "daemon"]:
+        return f"brain.daemon.{parts[2]}" if len(parts) > 2 and parts[2] in _SUBPACKAGES else "brain.daemon"
+    top = ".".join(parts[:2])
+    return top if top in MAY_IMPORT else None
+
+
+def _allowed(name: str, allowed: tuple[str, ...]) -> bool:
+    return any(name == a or name.startswith(a + ".") for a in allowed)
+
+
+def violations(files) -> list[str]:
+    """`file: imports X` for every import outside the file's rule; files: [(path relative to the repo, source)]."""
+    found = []
+    for rel, source in files:
+        module, _ = module_name(rel)
+        rule = rule_for(module)
+        if rule is None:
+            continue
+        for name in sorted(imported_names(rel, source)):
+            if not _allowed(name, MAY_IMPORT[rule]):
+                found.append(f"{rel}: imports {name} (rule {rule})")
+    return found
+
+
+def _checked_files():
+    for top in ("daemon", "indexer", "hooks"):
+        for f in sorted((REPO / top).rglob("*.py")):
+            yield f.relative_to(REPO), f.read_text()
+
+
+def test_every_package_imports_only_what_its_docstring_allows():
+    files = list(_checked_files())
+    assert len(files) > 50
+    assert violations(files) == []
+
+
+def test_every_daemon_package_has_a_rule_and_a_docstring_saying_what_it_may_import():
+    for name in sorted(_SUBPACKAGES):
+        assert f"brain.daemon.{name}" in MAY_IMPORT, name
+        doc = ast.get_docstring(ast.parse((REPO / "daemon" / name / "__init__.py").read_text())) or ""
+        assert "May import" in doc, name
+    for rel, _ in _checked_files():
+        assert rule_for(module_name(rel)[0]) is not None, rel
+
+
+def test_the_rules_catch_a_planted_import():
+    """The checker can fail: a server module importing the client side, a verb importing a transport."""
+    planted = [
+        (Path("daemon/server/engine.py"), "from ..client.spawn import connect_or_start\n"),
+        (Path("daemon/verbs/recall.py"), "def f():\n    from ..server import socket\n"),
+        (Path("daemon/protocol/dispatch.py"), "from ..verbs import recall\n"),
+        (Path("daemon/places.py"), "from .facts.store import FactsStore\n"),
+        (Path("indexer/scan.py"), "import brain.daemon.config\n"),
+        (Path("hooks/session_start.py"), "from ..daemon.server.usage import UsageLog\n"),
+    ]
+    found = violations(planted)
+    assert [f.split(":")[0] for f in found] == [str(p) for p, _ in planted], found
+    assert violations([(Path("daemon/server/engine.py"), "from ..rendezvous import pid_path\n")]) == []
 
 
 def test_hot_cli_path_imports_nothing_heavy():

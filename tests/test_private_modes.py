@@ -62,7 +62,8 @@ def test_the_in_process_cli_writes_private_caches(places, configured, brain_home
 
 
 def test_loose_modes_are_repaired_on_start_and_reported_by_doctor(places, configured, brain_home, reaper):
-    from brain.daemon.client.spawn import connect_or_start, stop_daemon
+    from brain.daemon.client.spawn import connect_or_start
+    from brain.daemon.client.stop import stop_daemon
 
     connect_or_start(places, configured)[0].close()
     reaper()

@@ -68,7 +68,7 @@ class Host:
 
 
 def _daemon_pid(places, vault) -> int:
-    from brain.daemon.client.spawn import read_pid_file
+    from brain.daemon.rendezvous import read_pid_file
 
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

@@ -189,7 +189,7 @@ def test_surface_from_config_and_force_env_only_narrows(daemon, places, monkeypa
 
 def test_relay_restarts_a_dead_daemon_and_says_so(daemon, places):
     """kill -9 under a live relay session: the next call starts a new daemon."""
-    from brain.daemon.client.spawn import read_pid_file
+    from brain.daemon.rendezvous import read_pid_file
 
     errlog = tempfile.TemporaryFile(mode="w+")
 

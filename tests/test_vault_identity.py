@@ -59,7 +59,7 @@ def test_a_copied_vault_is_served_by_its_own_daemon(daemon, places, tmp_path):
 def test_daemon_refuses_a_preamble_for_another_vault(daemon, tmp_path):
     import socket
 
-    from brain.daemon.client.spawn import vault_identity
+    from brain.daemon.client.probe import vault_identity
 
     other = tmp_path / "elsewhere"
     other.mkdir()
@@ -85,7 +85,8 @@ def test_daemon_refuses_a_preamble_for_another_vault(daemon, tmp_path):
 
 
 def test_a_folder_replaced_under_its_daemon_gets_a_fresh_one(daemon, places, reaper):
-    from brain.daemon.client.spawn import connect_or_start, find_daemon
+    from brain.daemon.client.probe import find_daemon
+    from brain.daemon.client.spawn import connect_or_start
 
     vault = daemon["vault"]
     shutil.move(str(vault), str(vault) + "-old")

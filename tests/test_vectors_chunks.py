@@ -7,7 +7,8 @@ import json
 import pytest
 
 from brain.indexer.db import open_db
-from brain.indexer.vectors import SIDECAR, ChunkVectors
+from brain.indexer.vector_files import SIDECAR
+from brain.indexer.vectors import ChunkVectors
 from vectors_fixtures import ChunkTable, minilm  # noqa: F401  (minilm is a fixture)
 
 pytestmark = pytest.mark.model

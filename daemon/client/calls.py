@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .spawn import IDENTITY_KEY, connect_or_start, vault_identity
+from ..rendezvous import IDENTITY_KEY
+from .probe import vault_identity
+from .spawn import connect_or_start
 
 PROTOCOL_VERSION = "2025-06-18"
 CALL_ID = 2

@@ -1,4 +1,4 @@
-"""Finding, starting and stopping the daemon, from the client side.
+"""Starting the vault's daemon, or connecting to the one that runs, from the client side.
 
 Lean on purpose (standard library only): the CLI's hot path and `brain
 serve` call `connect_or_start` before anything else. A socket file that
@@ -9,133 +9,22 @@ sharing whichever won.
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import sys
 import time
 from pathlib import Path
 
+from ..rendezvous import EXIT_ALREADY_RUNNING, read_pid_file, start_log_path
+from .probe import pid_alive, probe_daemon, try_connect
+from .stop import STOP_TIMEOUT_S, stop_daemon
+
 # how long a client waits for a fresh daemon's socket
 START_TIMEOUT_S = 20.0
-# exit code of a daemon that found the vault already served (see server.py)
-EXIT_ALREADY_RUNNING = 3
 
 
 class DaemonStartError(RuntimeError):
     pass
-
-
-def pid_path(places, vault: Path) -> Path:
-    return places.socket_path(vault).with_suffix(".pid")
-
-
-def log_path(places, vault: Path) -> Path:
-    return places.log_dir / f"daemon-{places.vault_key(vault)}.log"
-
-
-def start_log_path(places, vault: Path) -> Path:
-    return places.log_dir / f"daemon-{places.vault_key(vault)}.start"
-
-
-def read_pid_file(places, vault: Path) -> dict | None:
-    try:
-        data = json.loads(pid_path(places, vault).read_text())
-        return data if isinstance(data, dict) else None
-    except (OSError, ValueError):
-        return None
-
-
-def pid_alive(pid) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # a zombie (dead child not yet reaped) still answers kill(0)
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().split(b")")[-1].split()[0] != b"Z"
-    except OSError:
-        return True
-
-
-def daemon_pid_alive(pid) -> bool:
-    """pid_alive, and the process is a brain daemon: a stale pid file may name a pid since reused."""
-    if not pid_alive(pid):
-        return False
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            args = f.read().split(b"\0")
-    except OSError:
-        return True  # no /proc to ask: trust the pid file
-    return b"brain.daemon.server" in args or {b"daemon", b"start", b"--foreground"} <= set(args)
-
-
-def try_connect(path: Path, timeout: float | None = None) -> socket.socket | None:
-    """A connected socket, or None when nobody listens there."""
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        if timeout is not None:
-            s.settimeout(timeout)
-        s.connect(str(path))
-        s.settimeout(None)
-        return s
-    except OSError:
-        s.close()
-        return None
-
-
-def vault_identity(vault: Path) -> dict | None:
-    """What names a vault folder to its daemon: the device and inode of its real path.
-
-    A copy (`cp -r`) is another folder even though its `.brain/` is the same
-    bytes, so it gets its own daemon (docs/architecture.md, "The vault folder").
-    None when the folder is gone: there is nothing to confuse it with.
-    """
-    try:
-        st = os.stat(Path(vault).expanduser().resolve())
-    except OSError:
-        return None
-    return {"dev": st.st_dev, "ino": st.st_ino}
-
-
-# the key of the daemon's reply to a preamble that names a vault
-IDENTITY_KEY = "brain_daemon"
-PROBE_TIMEOUT_S = 5.0
-
-
-def probe_daemon(path, vault: Path, timeout: float = PROBE_TIMEOUT_S) -> dict | None:
-    """Ask the daemon on `path` which vault it serves.
-
-    Returns {"same": bool, ...its identity}, or None when nobody answers
-    there or the vault folder is gone.
-    """
-    ident = vault_identity(vault)
-    s = try_connect(Path(path), timeout=timeout) if ident is not None else None
-    if s is None:
-        return None
-    try:
-        s.settimeout(timeout)
-        s.sendall(json.dumps({"surface": "verbs", "lane": "remote", "client": "brain-probe",
-                              "vault": ident}).encode() + b"\n")
-        line = s.makefile("rb").readline(65536)
-        reply = json.loads(line) if line.strip() else {}
-    except (OSError, ValueError):
-        return None
-    finally:
-        s.close()
-    if not isinstance(reply, dict):
-        return None
-    if isinstance(reply.get(IDENTITY_KEY), dict):
-        return {**reply[IDENTITY_KEY], "same": True}
-    data = (reply.get("error") or {}).get("data") if isinstance(reply.get("error"), dict) else None
-    if isinstance(data, dict) and isinstance(data.get(IDENTITY_KEY), dict):
-        return {**data[IDENTITY_KEY], "same": False}
-    return None
 
 
 def start_daemon(places, vault: Path):
@@ -337,109 +226,3 @@ def connect_or_start(places, vault: Path, on_start=None, verify: bool = True) ->
         on_start()
     proc = start_daemon(places, vault)
     return wait_for_socket(places, vault, proc), True
-
-
-def find_daemon(places, vault: Path) -> dict | None:
-    """The identity of the daemon serving this very folder (its own word), wherever it listens."""
-    from ..vault_lock import VaultLock
-
-    vault = Path(vault).expanduser().resolve()
-    places_socket = str(places.socket_path(vault))
-    other = VaultLock(vault).holder().get("socket")
-    for path in dict.fromkeys([places_socket, other if isinstance(other, str) else places_socket]):
-        info = probe_daemon(path, vault)
-        if info is not None and info["same"]:
-            return {**info, "socket": path}
-    return None
-
-
-def daemon_status(places, vault: Path) -> dict:
-    """What a client can see of the daemon: pid file, liveness, socket answer."""
-    vault = Path(vault).expanduser().resolve()
-    info = read_pid_file(places, vault) or {}
-    sock_path = places.socket_path(vault)
-    s = try_connect(sock_path, timeout=1.0)
-    answering = s is not None
-    if s is not None:
-        s.close()
-    pid = info.get("pid")
-    if answering:
-        # the daemon's own word: it may serve another folder (the vault was replaced under it)
-        ident = probe_daemon(sock_path, vault, timeout=1.0)
-        if ident is not None:
-            answering = ident["same"]
-            pid = ident.get("pid") if answering else None
-    return {
-        "running": answering,
-        "pid": pid if daemon_pid_alive(pid) else None,
-        "stale_pid_file": bool(info) and not daemon_pid_alive(pid),
-        "stale_socket": sock_path.exists() and not answering,
-        "socket": str(sock_path),
-        "log": str(log_path(places, vault)),
-        "started_at": info.get("started_at"),
-        "version": info.get("version"),
-    }
-
-
-# a stopping daemon drains calls (10 s), waits for its warm-up (15 s) and
-# flushes answers (2 s): SIGKILL only after all of that had its chance
-STOP_TIMEOUT_S = 30.0
-
-
-def stop_daemon(places, vault: Path, timeout: float = STOP_TIMEOUT_S) -> str:
-    """SIGTERM the vault's daemon and wait for it to exit; returns what happened."""
-    vault = Path(vault).expanduser().resolve()
-    info = read_pid_file(places, vault) or {}
-    pid = info.get("pid")
-    if not daemon_pid_alive(pid):
-        # clean up what a crashed daemon left behind
-        pid_path(places, vault).unlink(missing_ok=True)
-        sock_path = places.socket_path(vault)
-        if sock_path.exists() and try_connect(sock_path, timeout=1.0) is None:
-            sock_path.unlink(missing_ok=True)
-        return "not running"
-    return terminate(pid, timeout)
-
-
-def terminate(pid: int, timeout: float = STOP_TIMEOUT_S) -> str:
-    """SIGTERM one daemon and wait for it to exit (SIGKILL after `timeout`); returns what happened."""
-    import signal
-
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:  # it exited between the look and the signal
-        return "not running"
-    deadline = time.monotonic() + timeout
-    while pid_alive(pid):
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            return f"killed pid {pid} (it did not stop within {timeout:.0f}s)"
-        time.sleep(0.02)
-    return f"stopped pid {pid}"
-
-
-def running_daemons(places) -> list[dict]:
-    """Every live daemon of this user in this runtime dir, whatever vault it serves.
-
-    Each daemon leaves a pid file (pid, vault, socket, started_at, version)
-    next to its socket; a pid file whose process is gone is skipped.
-    """
-    found = []
-    try:
-        files = sorted(Path(places.runtime_dir).glob("*.pid"))
-    except OSError:
-        return []
-    for path in files:
-        try:
-            info = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        if isinstance(info, dict) and daemon_pid_alive(info.get("pid")):
-            found.append(info)
-    found.sort(key=lambda d: str(d.get("started_at") or ""))
-    return found
-
-
-def stop_all(places, timeout: float = STOP_TIMEOUT_S) -> list[tuple[dict, str]]:
-    """Stop every daemon `running_daemons` finds; [(its pid-file record, what happened)]."""
-    return [(info, terminate(info["pid"], timeout)) for info in running_daemons(places)]

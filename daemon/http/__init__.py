@@ -4,5 +4,6 @@ its connection limits (`limits`), one daemon connection per HTTP session
 (`oauth_store`, `oauth_provider`, `oauth_approval`) and per-client surfaces
 (`client_rows`), kept in small shared JSON files (`state_file`).
 
-May import: the protocol core, the server's MCP wiring, the client side's
-socket helpers, the daemon's config and places. Never a verb or the CLI."""
+May import: the protocol core, the server's MCP wiring (`server.mcp`), the
+client side's socket helpers, the daemon's shared modules, `brain.indexer`'s
+atomic writes. Never a verb, the rest of the server or the CLI."""

@@ -4,6 +4,9 @@
 daemon, the in-process CLI) and its result is set as `engine.llm`. The
 official SDKs (`anthropic`, `openai`) are optional and imported on first use,
 so nothing here costs an import until a question is actually asked.
+
+May import: the daemon's config. Never a verb, a transport, the client side
+or the CLI: synthesize calls in, nothing here calls out.
 """
 
 from .providers import Completion, LLMCallError, NotConfigured, Provider, provider_from_config

@@ -4,5 +4,8 @@ owns a vault's stores and models (`engine`), the MCP wiring (`mcp`), the Unix
 socket transport (`socket`) and the local usage log (`usage`, read by
 `usage_stats`).
 
-May import: the protocol core, facts, verbs, `brain.indexer`, the daemon's
-config and places. Never the client side, the HTTP transport or the CLI."""
+May import: the protocol core, facts, verbs, the LLM providers,
+`brain.indexer`, the daemon's shared modules (config, places, private_files,
+vault_lock, rendezvous, line_log). Never the client side, the HTTP transport
+or the CLI: what the daemon and its clients both know of the pid file, logs
+and handshake is in `brain.daemon.rendezvous`."""

@@ -124,7 +124,7 @@ class Engine:
         return self.embedder is None
 
 
-    # -- embedding model and vectors (indexer/embedder.py, vectors.py, fact_vectors.py) --
+    # -- embedding model and vectors (indexer/model_loader.py, vectors.py, fact_vectors.py) --
 
     def load_models(self, background: bool = True, start_after=None, progress=None, embedder=None):
         """Load the embedding model, then fact and chunk vectors; search is keyword-only until done.
@@ -133,9 +133,9 @@ class Engine:
         its socket is up). `progress(done, total)` follows the chunk embedding.
         `embedder`: an already-loaded one to use instead of loading MiniLM
         (by default onnxruntime over the cached ONNX export, exported once in
-        a child process; see indexer/embedder.py).
+        a child process; see indexer/model_loader.py).
         """
-        from ...indexer.embedder import ModelLoader
+        from ...indexer.model_loader import ModelLoader
 
         self.models = ModelLoader(factory=(lambda: embedder) if embedder is not None else None,
                                   cache_root=self.places.cache_root, cancel=self.stopping)

@@ -36,11 +36,11 @@ from .. import config as config_mod
 from ..places import Places
 from ..private_files import private_roots, repair_modes, restrict_umask
 from ..protocol.wire import now_iso
-from ..client.spawn import EXIT_ALREADY_RUNNING, log_path, pid_path, read_pid_file
+from ..rendezvous import EXIT_ALREADY_RUNNING, log_path, pid_path, read_pid_file
 
 log = logging.getLogger("brain.daemon")
 
-# exit codes the spawner understands (EXIT_ALREADY_RUNNING lives in spawn.py, which reads it)
+# exit codes the spawner understands (EXIT_ALREADY_RUNNING is shared: daemon/rendezvous.py)
 EXIT_OK = 0
 EXIT_LOCKED = 4            # a non-daemon writer holds the vault: a spawner reports it
 EXIT_FAILED = 1

@@ -1,35 +1,16 @@
 """usage.jsonl: one local line per verb call, for `brain protocol stats`.
 
 Appending never blocks or fails a call: any error here is swallowed. When the
-file passes 10 MiB it is renamed to usage.jsonl.1 (a lost line is acceptable).
+file passes 10 MiB it is renamed to usage.jsonl.1 (a lost line is acceptable;
+the writer is shared with the hook log: `daemon/line_log.py`).
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
-ROTATE_BYTES = 10 * 1024 * 1024
-
-
-def append_line(path: Path, line: bytes, rotate_bytes: int = ROTATE_BYTES) -> None:
-    """Append one line with O_APPEND (whole lines, even from several processes);
-    past `rotate_bytes` the file first moves to `<name>.1`. Never raises."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            if path.stat().st_size > rotate_bytes:
-                os.replace(path, path.with_name(path.name + ".1"))
-        except FileNotFoundError:
-            pass
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, line)
-        finally:
-            os.close(fd)
-    except OSError:
-        pass
+from ..line_log import append_line
 
 
 class UsageLog:

@@ -1,0 +1,108 @@
+"""What changed on disk, for `VaultIndex.apply` (vault_index.py).
+
+Events only say *where* to look: `disk_state` re-reads the disk state of the
+paths, folders and moves a change names (or scans the whole vault) and
+fetches the page rows they had; `pair_renames` matches a new file to the page
+it was moved from (the watcher's moves first, then the same bytes), so a
+moved page keeps its id.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+from pathlib import Path
+
+from .atomic_files import sweep_temp_files
+from .scan import CONFLICT_FIX, FileStat, Problem, classify, outside_link, read_page, scan_vault, stat_page
+from .vault_files import content_hash
+
+log = logging.getLogger("brain.indexer")
+
+
+def disk_state(vault: Path, rules, tables, paths, dirs, moves, full: bool, *, sweep: bool = True):
+    """(present files, gone paths, their page rows, (scan problems, file problems)) for the paths
+    (and folders, and both ends of moves) a change names; `full` scans the whole vault."""
+    t = tables
+    present: dict[str, FileStat] = {}
+    gone: set[str] = set()
+    scan_problems: list[tuple[str, list[Problem]]] = []
+    if full:
+        res = scan_vault(vault, rules=rules)
+        if sweep and res.temp_files:
+            swept = sweep_temp_files(vault, res.temp_files)
+            if swept:
+                log.info("removed %d temp file(s) a crashed write left behind: %s", len(swept), ", ".join(swept[:5]))
+        rows = t.manifest()
+        present = res.files
+        gone = set(rows) - set(present)
+        scan_problems.append(("", res.problems))
+        stale = {r[0] for r in t.db.execute("SELECT DISTINCT path FROM problems")} - set(present)
+        return present, gone, rows, (scan_problems, [(p, None) for p in stale])
+    candidates = set(paths)
+    for src, dst in moves:
+        candidates.update((src, dst))
+    for d in dirs:
+        d = d.strip("/")
+        if not d:
+            continue
+        res = scan_vault(vault, under=d, rules=rules)
+        present.update(res.files)
+        scan_problems.append((d, res.problems))
+        candidates.update(r[0] for r in t.db.execute(
+            "SELECT path FROM pages WHERE path >= ? AND path < ?", (d + "/", d + "/\U0010ffff")))
+    file_problems: list[tuple[str, Problem | None]] = []
+    for rel in candidates:
+        if rel in present:
+            continue
+        kind = classify(rel, rules)
+        st = stat_page(vault, rel) if kind != "ignored" else None
+        if kind == "page" and st is not None:
+            present[rel] = st
+            continue
+        gone.add(rel)
+        conflict = kind == "conflict" and st is not None
+        problem = Problem(rel, "conflict_copy", CONFLICT_FIX) if conflict else None
+        if kind == "page" and problem is None and os.path.lexists(vault / rel):
+            problem = outside_link(vault, rel)
+        file_problems.append((rel, problem))
+    rows = {}
+    for part in _parts(list(set(present) | gone)):
+        for r in t.db.execute(f"SELECT id, path, slug, tail, mtime_ns, size, content_hash FROM pages "
+                              f"WHERE path IN ({','.join('?' * len(part))})", part):
+            rows[r["path"]] = r
+    return present, gone, rows, (scan_problems, file_problems)
+
+
+def pair_renames(vault: Path, present, gone_rows, rows, moves, reads) -> dict:
+    """New file → the row of the page it was moved from (watcher moves first, then same bytes)."""
+    pairs: dict[str, sqlite3.Row] = {}
+    new_files = [rel for rel in present if rel not in rows]
+    if not gone_rows or not new_files:
+        return pairs
+    for src, dst in moves:
+        if src in gone_rows and dst in present and dst not in rows and dst not in pairs:
+            pairs[dst] = gone_rows.pop(src)
+    by_hash = {row["content_hash"]: src for src, row in gone_rows.items() if row["content_hash"]}
+    for rel in new_files:
+        if not by_hash:
+            break
+        if rel in pairs:
+            continue
+        got = read_page(vault, rel, present[rel].size)
+        reads[rel] = got
+        if got[0] is not None:
+            src = by_hash.pop(content_hash(got[0]), None)
+            if src is not None:
+                pairs[rel] = gone_rows.pop(src)
+    return pairs
+
+
+def scan_kinds_paths(scan_problems) -> set[str]:
+    return {p.path for _, probs in scan_problems for p in probs}
+
+
+def _parts(seq, n=900):
+    for i in range(0, len(seq), n):
+        yield seq[i:i + n]
