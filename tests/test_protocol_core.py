@@ -25,14 +25,15 @@ def test_envelope_omits_absent_optional_keys():
     assert env["suggestion"] == "do y" and env["detail"] == "z"
 
 
-def test_uncaught_exception_becomes_internal_envelope(engine, remote, monkeypatch):
-    from brain.daemon.protocol import dispatch
+def boom(engine, args, caller):
+    raise RuntimeError("disk on fire")
 
-    def boom(engine, args, caller):
-        raise RuntimeError("disk on fire")
 
-    monkeypatch.setitem(dispatch._resolved, "recall", boom)
-    body, err = call(engine, "recall", {}, remote)
+def test_uncaught_exception_becomes_internal_envelope(engine, remote):
+    from brain.daemon.protocol.tools import REGISTRY, ToolDef
+
+    with REGISTRY.registered(ToolDef("boom", "Always fails.", (), handler=f"{__name__}:boom")):
+        body, err = call(engine, "boom", {}, remote)
     assert err and body["error"] == "internal" and body["message"] == "disk on fire"
     assert body["suggestion"] and body["protocol_version"] == 1
 

@@ -8,7 +8,8 @@ import pytest
 from conftest import call
 from indexer_fixtures import open_index, write  # noqa: F401
 
-from brain.daemon.protocol.tools import ALL_TOOLS, MAX_FACT_CHARS, MAX_STRING_CHARS
+from brain.daemon.protocol.limits import MAX_FACT_CHARS, MAX_STRING_CHARS
+from brain.daemon.protocol.tools import ALL_TOOLS
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

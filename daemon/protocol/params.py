@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from .wire import GENERIC_PARAM_SUGGESTION, InvalidParams
-from .tools import ToolDef
+from .registry import ToolDef
 
 _JSON_TYPES = {
     "string": (str,),
