@@ -105,6 +105,7 @@ RECALL = _obj({
     "total": INT,
     "results": _arr(RECALL_RESULT),
     "search_degraded": STR,
+    "search_degraded_cause": STR,
     **BUDGET,
     "pending_consolidation_count": INT,
     "protocol_version": VERSION,

@@ -70,7 +70,7 @@ class GatheredPage:
 class Gathered:
     pages: list[GatheredPage] = field(default_factory=list)
     facts: list[dict] = field(default_factory=list)
-    degraded: str | None = None
+    degraded: str | None = None  # why the page search left the vectors out (indexer/search_modes.py)
 
     def slugs(self) -> list[str]:
         return [p.slug for p in self.pages]
