@@ -63,7 +63,7 @@ def speak_cli(text: str, cmd=None) -> str:
 
 
 def error(body: dict, cmd=None) -> None:
-    from ..daemon.protocol.wire import GENERIC_PARAM_SUGGESTION
+    from ..daemon.protocol.errors import GENERIC_PARAM_SUGGESTION
 
     message = speak_cli(f"{body.get('message')}", cmd)
     fix = body.get("suggestion")

@@ -63,7 +63,7 @@ def dispatch_in_process(p: Places, vault: Path, cfg: dict, verb: str, args: dict
     from ..daemon.protocol.dispatch import dispatch
     from ..daemon.protocol.tools import REGISTRY
     from ..daemon.server.engine import Engine
-    from ..daemon.protocol.wire import Caller
+    from ..daemon.protocol.caller import Caller
 
     tool = REGISTRY.get(verb)
     engine = Engine(vault, p, cfg, writer="cli" if tool is not None and tool.writes else None)

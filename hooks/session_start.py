@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from ..daemon.protocol.limits import MAX_ENTITIES
-from ..daemon.protocol.wire import now_iso
+from ..indexer.timestamps import now_iso
 from ..daemon.server.usage import append_line
 
 MAX_STDIN_BYTES = 1 << 20  # a hook payload is a few hundred bytes

@@ -12,7 +12,7 @@ from brain.cli.verb_commands import Command, Opt
 from brain.daemon.protocol.document import build_document, render_text
 from brain.daemon.protocol.registry import ToolDef, Param
 from brain.daemon.protocol.tools import ALL_TOOLS, REGISTRY
-from brain.daemon.protocol.wire import Caller
+from brain.daemon.protocol.caller import Caller
 from brain.daemon.server.mcp import build_server, engine_dispatcher, fixed_caller
 
 NAME = "note_echo"

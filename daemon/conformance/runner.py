@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .expect import judge, substitute
-from ..protocol.wire import PROTOCOL_VERSION
+from ..protocol.version import PROTOCOL_VERSION
 from ..protocol.registry import CORE, OPTIONAL
 from ..protocol.tools import VERB_NAMES, VERBS
 

@@ -12,7 +12,9 @@ import logging
 import time
 
 from .params import normalize_and_validate
-from .wire import Caller, ScopeDenied, VerbError, internal_envelope, now_iso
+from ...indexer.timestamps import now_iso
+from .caller import Caller
+from .errors import ScopeDenied, VerbError, internal_envelope
 from .tools import REGISTRY
 
 log = logging.getLogger("brain.dispatch")
@@ -52,7 +54,7 @@ def dispatch(engine, name: str, arguments: dict | None, caller: Caller) -> tuple
     is_error = False
     try:
         if not isinstance(arguments, (dict, type(None))):
-            from .wire import InvalidParams, GENERIC_PARAM_SUGGESTION
+            from .errors import InvalidParams, GENERIC_PARAM_SUGGESTION
 
             raise InvalidParams("arguments must be a JSON object", GENERIC_PARAM_SUGGESTION)
         args = normalize_and_validate(tool, arguments)

@@ -13,7 +13,7 @@ import copy
 import re
 import textwrap
 
-from .wire import PROTOCOL, PROTOCOL_VERSION
+from .version import PROTOCOL, PROTOCOL_VERSION
 from .shapes import ERROR_SCHEMA, RESPONSE_SCHEMAS
 from .tools import REGISTRY
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from .wire import GENERIC_PARAM_SUGGESTION, InvalidParams
+from .errors import GENERIC_PARAM_SUGGESTION, InvalidParams
 from .registry import ToolDef
 
 _JSON_TYPES = {

@@ -17,7 +17,8 @@ from .. import config as config_mod
 from ..verbs.entity_slugs import canonical_entity_slug
 from ..facts.store import FactsStore
 from ..places import Places
-from ..protocol.wire import Caller, now_iso
+from ...indexer.timestamps import now_iso
+from ..protocol.caller import Caller
 from .usage import UsageLog
 from ..vault_lock import VaultLock
 

@@ -27,7 +27,8 @@ from mcp.server.lowlevel import Server
 
 from ... import __version__
 from ..protocol.dispatch import dispatch
-from ..protocol.wire import Caller, Unavailable
+from ..protocol.caller import Caller
+from ..protocol.errors import Unavailable
 from ..protocol.tools import REGISTRY
 
 log = logging.getLogger("brain.mcp")

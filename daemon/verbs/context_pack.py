@@ -16,7 +16,12 @@ import logging
 import math
 
 from .cards import build_card, resolve
-from ..protocol.wire import PROTOCOL_VERSION, Caller, InvalidParams, budget_of, estimate_tokens, iso, pack_greedy, parse_iso, utcnow
+from ...indexer.timestamps import iso, utcnow
+from ..protocol.budget import budget_of, estimate_tokens, pack_greedy
+from ..protocol.caller import Caller
+from ..protocol.errors import InvalidParams
+from ..protocol.timeparse import parse_iso
+from ..protocol.version import PROTOCOL_VERSION
 from .injectable_text import pack_text
 from ..protocol.limits import MAX_ENTITIES
 from ..protocol.timeparse import parse_since_strict

@@ -19,7 +19,9 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from ..protocol.wire import Caller, estimate_tokens, iso, pack_greedy
+from ...indexer.timestamps import iso
+from ..protocol.budget import estimate_tokens, pack_greedy
+from ..protocol.caller import Caller
 from ..protocol.timeparse import parse_date
 
 EVIDENCE_BUDGET_TOKENS = 6000   # page text in the prompt

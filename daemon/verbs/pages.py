@@ -12,7 +12,8 @@ from ...indexer.search_modes import degraded_fields
 from ...indexer.vault_files import PageWriteError
 from ..protocol.limits import LIST_PAGES_LIMIT_DEFAULT, LIST_PAGES_LIMIT_MAX, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX
 from ..protocol.params import clamp_limit
-from ..protocol.wire import Caller, InvalidParams, NotFound, Unavailable
+from ..protocol.caller import Caller
+from ..protocol.errors import InvalidParams, NotFound, Unavailable
 
 
 def _index(engine):

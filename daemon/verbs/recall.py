@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from ...indexer.search_modes import degraded_fields
 from ..protocol.params import clamp_limit
-from ..protocol.wire import PROTOCOL_VERSION, Caller, budget_of, estimate_tokens, iso, pack_greedy
+from ...indexer.timestamps import iso
+from ..protocol.budget import budget_of, estimate_tokens, pack_greedy
+from ..protocol.caller import Caller
+from ..protocol.version import PROTOCOL_VERSION
 from ..protocol.limits import RECALL_LIMIT_DEFAULT, RECALL_LIMIT_MAX
 from ..protocol.timeparse import parse_since_lenient
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ..protocol.wire import PROTOCOL_VERSION, Caller, InvalidParams, ProvenanceRequired
+from ..protocol.caller import Caller
+from ..protocol.errors import InvalidParams, ProvenanceRequired
+from ..protocol.version import PROTOCOL_VERSION
 from ..protocol.limits import MAX_PROVENANCE_CHARS
 from ..protocol.timeparse import parse_ttl
 
