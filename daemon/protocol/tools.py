@@ -14,6 +14,7 @@ from .limits import (LIST_PAGES_LIMIT_DEFAULT, LIST_PAGES_LIMIT_MAX, MAX_ENTITIE
                      MAX_PROVENANCE_CHARS, RECALL_LIMIT_DEFAULT, RECALL_LIMIT_MAX,
                      SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX)
 from .registry import CORE, OPTIONAL, Param, ToolDef, ToolRegistry
+from .surfaces import SURFACE_ORDER
 
 KINDS = ["event", "preference", "commitment", "belief", "fact"]
 VISIBILITIES = ["world", "private"]
@@ -237,7 +238,7 @@ REQUEST_TOOLS = ToolDef(
     "It can only narrow, never widen: the server's owner gives a client more "
     "(`brain auth rescope-client`). Applies to HTTP clients from their next request (tools/list "
     "shows the new set); a stdio connection's surface is fixed when it starts.",
-    (Param("surface", "string", "The surface to narrow to.", required=True, enum=("verbs", "starter", "full")),),
+    (Param("surface", "string", "The surface to narrow to.", required=True, enum=SURFACE_ORDER),),
     {"title": "request_tools (narrow my tool list)", "idempotentHint": True},
     handler=_handler("info", "request_tools"), surface="starter",
 )
