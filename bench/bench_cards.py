@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from brain.daemon.protocol.wire import iso
+from brain.indexer.timestamps import iso
 from brain.daemon.server.usage_stats import percentile
 
 FIRST = ["Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ivan", "Jia", "Kofi", "Lena",
@@ -178,7 +178,7 @@ def run_size(n: int, calls: int, rng: random.Random) -> None:
     os.environ["BRAIN_HOME"] = str(home)
     from brain.daemon.server.engine import Engine
     from brain.daemon.places import Places
-    from brain.daemon.protocol.wire import Caller
+    from brain.daemon.protocol.caller import Caller
     from brain.daemon.verbs.context_pack import context_pack
     from brain.daemon.verbs.delta import delta
     from brain.daemon.verbs.entity import entity
@@ -273,7 +273,7 @@ def run_vault(n: int, calls: int, rng: random.Random) -> None:
     import corpus
     from brain.daemon.server.engine import Engine
     from brain.daemon.places import Places
-    from brain.daemon.protocol.wire import Caller
+    from brain.daemon.protocol.caller import Caller
     from brain.daemon.verbs.entity import entity
 
     vault = home / "vault"

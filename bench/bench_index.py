@@ -88,7 +88,7 @@ def _queries(engine, n: int, rng: random.Random) -> list[str]:
 
 def bench_query(home: Path, vault: Path, n: int) -> None:
     from brain.daemon.protocol.dispatch import dispatch
-    from brain.daemon.protocol.wire import Caller
+    from brain.daemon.protocol.caller import Caller
 
     engine = open_engine(home, vault)
     engine.attach_index()

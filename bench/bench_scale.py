@@ -68,7 +68,7 @@ def bench_cold(home: Path, vault: Path, pages: int) -> None:
 
 def bench_reads(home: Path, vault: Path, pages: int, calls: int) -> None:
     from brain.daemon.protocol.dispatch import dispatch
-    from brain.daemon.protocol.wire import Caller
+    from brain.daemon.protocol.caller import Caller
 
     engine = open_engine(home, vault)
     t0 = time.perf_counter()

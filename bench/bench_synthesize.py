@@ -51,7 +51,8 @@ def bench_vault(label: str, vault: Path, runs: int) -> None:
     from brain.daemon.server.engine import Engine
     from brain.daemon.llm.providers import provider_from_config
     from brain.daemon.places import Places
-    from brain.daemon.protocol.wire import Caller, estimate_tokens
+    from brain.daemon.protocol.budget import estimate_tokens
+    from brain.daemon.protocol.caller import Caller
     from brain.daemon.verbs.gather import Window, gather
     from brain.daemon.verbs.synthesis import build_prompt
 

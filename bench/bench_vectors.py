@@ -226,7 +226,7 @@ def hybrid_queries(summary: dict, n: int) -> list[str]:
 
 def bench_hybrid(model, n_pages: int, n_queries: int, cache: Path | None, keep: Path | None) -> Path | None:
     """recall's search arm at 20K pages with vectors serving; query embedding included."""
-    from brain.daemon.protocol.wire import Caller
+    from brain.daemon.protocol.caller import Caller
     from brain.indexer.vectors import ChunkVectors
 
     root = keep or Path(tempfile.mkdtemp(prefix="bvh-", dir="/tmp"))

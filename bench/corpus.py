@@ -19,7 +19,7 @@ import json
 import random
 from pathlib import Path
 
-from brain.daemon.protocol.wire import iso
+from brain.indexer.timestamps import iso
 from brain.indexer.slugs import slugify as _slug
 
 FIRST = ["Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ivan", "Jia", "Kofi", "Lena",

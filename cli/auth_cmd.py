@@ -103,7 +103,7 @@ def register_clients(auth_app) -> None:
                                                    "than the server's own surface)")):
         """Set a client's surface; its next request sees it."""
         from ..daemon.http.client_rows import set_client_surface
-        from ..daemon.protocol.wire import VerbError
+        from ..daemon.protocol.errors import VerbError
         from ..daemon.protocol.surfaces import SURFACE_ORDER
 
         if surface not in SURFACE_ORDER:

@@ -52,7 +52,7 @@ def _index_here(p, vault: Path) -> dict:
     """--no-daemon: index the folder in this process (keyword search), then read the counts."""
     from ..daemon.protocol.dispatch import dispatch
     from ..daemon.server.engine import Engine
-    from ..daemon.protocol.wire import Caller
+    from ..daemon.protocol.caller import Caller
 
     engine = Engine(vault, p, route.load_config(p), writer="cli")
     try:
@@ -89,7 +89,7 @@ def register(app: typer.Typer) -> None:
         """Copy PATH, register the copy as the vault and show remember → recall, search, an entity card and a
         context pack (PATH itself is never written to)."""
         from ..daemon import config as config_mod
-        from ..daemon.protocol.wire import now_iso
+        from ..indexer.timestamps import now_iso
         from .init_cmd import stop_previous
 
         source = path.expanduser().resolve()

@@ -27,7 +27,7 @@ RATE_WAIT_S = 5.0
 
 def run_init(path: Path | None, start: bool) -> int:
     from ..daemon import config as config_mod
-    from ..daemon.protocol.wire import now_iso
+    from ..indexer.timestamps import now_iso
 
     p = route.places()
     vault = (path or Path.cwd()).expanduser().resolve()

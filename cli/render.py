@@ -13,7 +13,7 @@ import os
 import re
 import sys
 
-from ..indexer.search_modes import KEYWORD_ONLY, KEYWORD_ONLY_TEXT
+from ..indexer.search_modes import degraded_text
 
 _STYLES = {"path": "1;36", "title": "1", "hit": "1;33", "dim": "2", "error": "1;31", "fix": "32", "id": "35"}
 
@@ -63,7 +63,7 @@ def speak_cli(text: str, cmd=None) -> str:
 
 
 def error(body: dict, cmd=None) -> None:
-    from ..daemon.protocol.wire import GENERIC_PARAM_SUGGESTION
+    from ..daemon.protocol.errors import GENERIC_PARAM_SUGGESTION
 
     message = speak_cli(f"{body.get('message')}", cmd)
     fix = body.get("suggestion")
@@ -143,9 +143,6 @@ def _remember(b: dict) -> None:
         print(f"  valid until {b['valid_until']}")
 
 
-_DEGRADED = {KEYWORD_ONLY: KEYWORD_ONLY_TEXT}
-
-
 _STOP = {"the", "and", "for", "who", "what", "when", "where", "which", "how", "why", "is", "are", "was", "were",
          "with", "about", "from", "that", "this", "does", "did", "our", "my", "of", "to", "in", "on", "a", "an"}
 
@@ -203,8 +200,8 @@ def _recall(b: dict, args: dict, paths: dict | None = None) -> None:
     if results is not None:
         if facts:
             print()
-        if b.get("search_degraded"):
-            print(paint(f"({_DEGRADED.get(b['search_degraded'], b['search_degraded'])})", "dim", on))
+        if degraded_text(b):
+            print(paint(f"({degraded_text(b)})", "dim", on))
         print(paint(f"pages ({len(results)})", "title", on) if results else "pages: none match the query")
         width = _width()
         for i, r in enumerate(results):

@@ -59,24 +59,22 @@ def route_call(verb: str, args: dict, *, no_daemon: bool = False, remote: str | 
     return dispatch_in_process(p, vault, cfg, verb, args)
 
 
-# tools whose answer depends on the pages (recall only with a query)
-PAGE_READERS = {"recall", "entity", "context_pack", "delta", "synthesize", "put_page", "get_page", "list_pages",
-                "search", "get_backlinks"}
-
-
 def dispatch_in_process(p: Places, vault: Path, cfg: dict, verb: str, args: dict) -> tuple[dict, bool]:
-    from ..daemon.protocol.dispatch import WRITE_TOOLS, dispatch
+    from ..daemon.protocol.dispatch import dispatch
+    from ..daemon.protocol.tools import REGISTRY
     from ..daemon.server.engine import Engine
-    from ..daemon.protocol.wire import Caller
+    from ..daemon.protocol.caller import Caller
 
-    engine = Engine(vault, p, cfg, writer="cli" if verb in WRITE_TOOLS else None)
+    tool = REGISTRY.get(verb)
+    engine = Engine(vault, p, cfg, writer="cli" if tool is not None and tool.writes else None)
     if verb == "synthesize":  # only entry points read API keys from the environment
         from ..daemon.llm.providers import provider_from_config
 
         engine.llm = provider_from_config(cfg, os.environ)
     try:
-        if verb in PAGE_READERS and (verb != "recall" or str(args.get("query") or "").strip()):
-            engine.attach_index()  # reconcile first, so the answer reflects the folder as it is now
+        # reconcile first, so the answer reflects the folder as it is now (recall reads pages only with a query)
+        if tool is not None and tool.reads_pages and (verb != "recall" or str(args.get("query") or "").strip()):
+            engine.attach_index()
         return dispatch(engine, verb, args, Caller.local("cli"))
     finally:
         engine.close()

@@ -1,12 +1,12 @@
 """The verb commands, declared once.
 
 Each command names the tool it calls and, flag by flag, the tool parameter the
-flag fills; help, choices and limits come from the tool definitions
+flag fills; help, choices and limits come from the tool registry
 (`daemon/protocol/tools.py`). The lean argparse parser (`verb_main.py`), the click
 commands behind `--help` and shell completion (`app.py`) and the error text
 that names flags instead of wire keys are all made from this table.
 
-Lean on purpose: plain classes, and the tool definitions are imported only
+Lean on purpose: plain classes, and the tool registry is imported only
 when help, choices or limits are asked for (`brain recall --entity X` parses
 and calls without them).
 """
@@ -16,10 +16,10 @@ from __future__ import annotations
 RECALL_LIMIT = 10  # a person reads ten results; MCP callers keep the protocol default
 
 
-def _tooldefs():
-    from ..daemon.protocol import tools as tooldefs
+def _registry():
+    from ..daemon.protocol.tools import REGISTRY
 
-    return tooldefs
+    return REGISTRY
 
 
 class Opt:
@@ -52,7 +52,7 @@ class Command:
 
     @property
     def tooldef(self):
-        return _tooldefs().ALL_TOOLS.get(self.tool) if self.tool else None
+        return _registry().get(self.tool) if self.tool else None
 
     def help_of(self, opt: Opt) -> str:
         if callable(opt.help):
@@ -92,7 +92,7 @@ _SINCE_HUMAN = ("since when: a date (2026-06-12), an ISO time, today, yesterday,
 
 
 def _limit_help() -> str:
-    p = _tooldefs().RECALL.param("limit")
+    p = _registry().get("recall").param("limit")
     return (f"at most N facts and N pages (1-{p.maximum}; default {RECALL_LIMIT} here, "
             f"{p.default} for MCP callers)")
 

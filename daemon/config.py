@@ -157,7 +157,7 @@ def coerce(key: str, raw: str):
         raise ValueError(f"http.public_url takes the https:// URL agents reach this server at "
                          f"(e.g. https://brain.example.org/mcp), not {raw!r}")
     if key == "protocol_installed_at":
-        from .protocol.wire import parse_iso
+        from .protocol.timeparse import parse_iso
 
         try:
             parse_iso(raw)

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from .private_files import private_dir
-from .protocol.wire import now_iso
+from ..indexer.timestamps import now_iso
 
 
 class VaultLocked(RuntimeError):

@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 
 from ..daemon.line_log import append_line
-from ..daemon.protocol.wire import now_iso
+from ..daemon.protocol.limits import MAX_ENTITIES
+from ..indexer.timestamps import now_iso
 
-MAX_ENTITIES = 8          # context_pack caps the list at 8 anyway
 MAX_STDIN_BYTES = 1 << 20  # a hook payload is a few hundred bytes
 LOG_ROTATE_BYTES = 1 << 20
 DEFAULT_DEADLINE_MS = 1500
@@ -104,7 +104,7 @@ def project_name(cwd: str | os.PathLike | None) -> str | None:
 
 
 def choose_entities(standing, project: str | None) -> list[str]:
-    """Standing entities in config order, then the project page, at most 8,
+    """Standing entities in config order, then the project page, at most MAX_ENTITIES (as context_pack),
     without repeats. The project always gets a seat when there is one."""
     if isinstance(standing, str):
         standing = standing.split(",")

@@ -70,14 +70,14 @@ def engine(vault, places):
 
 @pytest.fixture
 def local():
-    from brain.daemon.protocol.wire import Caller
+    from brain.daemon.protocol.caller import Caller
 
     return Caller.local("test")
 
 
 @pytest.fixture
 def remote():
-    from brain.daemon.protocol.wire import Caller
+    from brain.daemon.protocol.caller import Caller
 
     return Caller(remote=True, transport="test")
 

@@ -54,7 +54,7 @@ def test_help_and_limits_come_from_the_tool_definitions():
         tuple(td.KINDS)
     from brain.daemon.verbs import recall as recall_verb
 
-    assert (recall_verb.DEFAULT_LIMIT, recall_verb.MAX_LIMIT) == (limit.default, limit.maximum)
+    assert (recall_verb.RECALL_LIMIT_DEFAULT, recall_verb.RECALL_LIMIT_MAX) == (limit.default, limit.maximum)
     assert RECALL_LIMIT < limit.default
 
 

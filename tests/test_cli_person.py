@@ -117,7 +117,7 @@ def test_since_accepts_what_people_type(vault, since):
 def test_errors_name_flags_not_wire_keys(vault):
     from brain.cli.verb_commands import COMMANDS
     from brain.cli.render import speak_cli
-    from brain.daemon.protocol.wire import GENERIC_PARAM_SUGGESTION
+    from brain.daemon.protocol.errors import GENERIC_PARAM_SUGGESTION
 
     recall = COMMANDS["recall"]
     assert speak_cli('Parameter "include_expired" must be a boolean', recall) == \

@@ -4,7 +4,7 @@ import sqlite3
 import time
 
 from brain.daemon.verbs import cursors
-from brain.daemon.protocol.wire import Caller
+from brain.daemon.protocol.caller import Caller
 from page_seed import add_page, days_ago, now
 from test_delta import EPOCH, add_fact, cursor_rows, fresh_time, slugs, wake
 

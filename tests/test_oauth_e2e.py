@@ -22,7 +22,8 @@ from daemon_fixtures import (  # noqa: F401  (fixtures)
 )
 from test_transport_http import _start_http
 
-from brain.daemon.protocol.tools import SURFACES, VERB_NAMES, surface_tools
+from brain.daemon.protocol.surfaces import SURFACE_ORDER as SURFACES
+from brain.daemon.protocol.tools import VERB_NAMES, surface_tools
 
 pytestmark = pytest.mark.usefixtures("reaper")
 

@@ -7,7 +7,8 @@ import pytest
 from conftest import call
 from vectors_fixtures import minilm  # noqa: F401  (fixture)
 
-from brain.daemon.protocol.wire import parse_iso, utcnow
+from brain.indexer.timestamps import utcnow
+from brain.daemon.protocol.timeparse import parse_iso
 
 
 def test_inserted_with_null_entity_and_null_valid_until(engine, remote):

@@ -8,7 +8,8 @@ import pytest
 from conftest import call
 from indexer_fixtures import open_index, write  # noqa: F401
 
-from brain.daemon.protocol.tools import ALL_TOOLS, MAX_FACT_CHARS, MAX_STRING_CHARS
+from brain.daemon.protocol.limits import MAX_FACT_CHARS, MAX_STRING_CHARS
+from brain.daemon.protocol.tools import ALL_TOOLS
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -22,6 +23,22 @@ def test_fact_size_is_capped_advertised_and_documented(engine, remote):
     schema = ALL_TOOLS["remember"].input_schema()["properties"]["fact"]
     assert schema["maxLength"] == MAX_FACT_CHARS
     assert f"{MAX_FACT_CHARS:,}" in README.read_text() or str(MAX_FACT_CHARS) in README.read_text()
+
+
+def test_the_entity_cap_is_one_constant_that_descriptions_handlers_and_the_hook_share(engine, remote):
+    from brain.daemon.protocol.limits import MAX_ENTITIES
+    from brain.hooks.session_start import choose_entities
+
+    for tool in ("context_pack", "delta"):
+        assert f"at most {MAX_ENTITIES}" in ALL_TOOLS[tool].param("entities").description
+    names = [f"n{i}" for i in range(MAX_ENTITIES + 3)]
+    body, err = call(engine, "context_pack", {"entities": ", ".join(names)}, remote)
+    assert not err and body["entities"] == names[:MAX_ENTITIES]
+    assert len(choose_entities(names, "project")) == MAX_ENTITIES
+    repo = README.parent
+    holders = [p.relative_to(repo).as_posix() for folder in ("cli", "daemon", "hooks")
+               for p in (repo / folder).rglob("*.py") if "MAX_ENTITIES = " in p.read_text()]
+    assert holders == ["daemon/protocol/limits.py"]
 
 
 @pytest.mark.parametrize("tool,args,key", [

@@ -27,9 +27,9 @@ import time
 from pathlib import Path
 
 from .calls import json_line
+from ..protocol.surfaces import SURFACE_ORDER
 from ..protocol.wire_guard import problem, top_level
 
-SURFACE_ORDER = ("verbs", "starter", "full")
 FORCE_ENV = "BRAIN_MCP_FORCE_SURFACE"
 CHUNK = 1024 * 1024
 # ids the relay uses for its own replayed handshake; their answers are swallowed

@@ -57,12 +57,14 @@ from pathlib import Path
 from typing import TextIO
 
 from .expect import judge, substitute
-from ..protocol.wire import PROTOCOL_VERSION
+from ..protocol.version import PROTOCOL_VERSION
+from ..protocol.registry import CORE, OPTIONAL
 from ..protocol.tools import VERB_NAMES, VERBS
 
 CASES_FILE = Path(__file__).with_name("cases.json")
-CORE_VERBS = VERB_NAMES[:5]
-ADDITIVE_VERBS = VERB_NAMES[5:]
+# what the runner expects of a server's tools/list, from our own declarations
+CORE_VERBS = tuple(t.name for t in VERBS if t.verb == CORE)
+ADDITIVE_VERBS = tuple(t.name for t in VERBS if t.verb == OPTIONAL)
 PROTOCOL_REQUIRED = {t.name: sorted(p.name for p in t.params if p.required) for t in VERBS}
 CLIENT_NAME = "brain-conformance"
 OUR_SERVER_NAME = "brain"  # the serverInfo name our MCP server announces

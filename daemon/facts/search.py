@@ -20,7 +20,7 @@ import re
 
 from .dates import query_date_words
 from .store import scope_clauses
-from ..protocol.wire import utcnow
+from ...indexer.timestamps import utcnow
 
 RRF_K = 60
 DEPTH = 50             # candidates each arm contributes to the fusion

@@ -19,7 +19,7 @@ from pathlib import Path
 from .log import FactsLog
 from ..private_files import private_dir
 from .dates import date_words
-from ..protocol.wire import iso, now_iso, utcnow
+from ...indexer.timestamps import iso, now_iso, utcnow
 
 log = logging.getLogger("brain.facts")
 

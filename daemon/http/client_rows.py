@@ -15,7 +15,8 @@ from .tokens import list_tokens, set_token_surface
 from ..protocol.dispatch import unknown_tool_envelope
 from .oauth_store import OAuthStore
 from ..protocol.params import normalize_and_validate
-from ..protocol.wire import Caller, InvalidParams, NotFound, ScopeDenied, VerbError
+from ..protocol.caller import Caller
+from ..protocol.errors import InvalidParams, NotFound, ScopeDenied, VerbError
 from ..protocol.surfaces import SURFACE_ORDER, is_wider, narrowest
 from ..protocol.tools import ALL_TOOLS, surface_tools
 

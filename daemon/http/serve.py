@@ -27,7 +27,8 @@ import logging
 import sys
 from pathlib import Path
 
-from ..protocol.wire import Caller, Unavailable
+from ..protocol.caller import Caller
+from ..protocol.errors import Unavailable
 
 log = logging.getLogger("brain.http")
 

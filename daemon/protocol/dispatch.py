@@ -8,48 +8,16 @@ single text block.
 
 from __future__ import annotations
 
-import importlib
 import logging
 import time
 
 from .params import normalize_and_validate
-from .wire import Caller, ScopeDenied, VerbError, internal_envelope, now_iso
-from .tools import ALL_TOOLS, surface_tools
+from ...indexer.timestamps import now_iso
+from .caller import Caller
+from .errors import ScopeDenied, VerbError, internal_envelope
+from .tools import REGISTRY
 
 log = logging.getLogger("brain.dispatch")
-
-# tool name -> "module:function"; handlers are imported on first use
-HANDLERS: dict[str, str] = {
-    "recall": "verbs.recall:recall",
-    "remember": "verbs.remember:remember",
-    "forget": "verbs.forget:forget",
-    "entity": "verbs.entity:entity",
-    "context_pack": "verbs.context_pack:context_pack",
-    "delta": "verbs.delta:delta",
-    "synthesize": "verbs.synthesize:synthesize",
-    "put_page": "verbs.pages:put_page",
-    "get_page": "verbs.pages:get_page",
-    "list_pages": "verbs.pages:list_pages",
-    "search": "verbs.pages:search",
-    "get_backlinks": "verbs.pages:get_backlinks",
-    "whoami": "verbs.info:whoami",
-    "status": "verbs.info:status",
-    "request_tools": "verbs.info:request_tools",
-}
-
-WRITE_TOOLS = {"remember", "forget", "put_page"}
-
-_resolved: dict[str, object] = {}
-
-
-def handler_for(name: str):
-    fn = _resolved.get(name)
-    if fn is None:
-        mod_name, _, attr = HANDLERS[name].partition(":")
-        mod = importlib.import_module(f"..{mod_name}", __package__)
-        fn = getattr(mod, attr)
-        _resolved[name] = fn
-    return fn
 
 
 def _levenshtein(a: str, b: str) -> int:
@@ -65,7 +33,7 @@ def _levenshtein(a: str, b: str) -> int:
 def unknown_tool_envelope(name: str, surface: str) -> dict:
     """Identical for hidden and nonexistent tools: no existence oracle."""
     body = {"error": "unknown_tool", "message": f"Unknown tool: {name}"}
-    visible = sorted(t.name for t in surface_tools(surface))
+    visible = sorted(t.name for t in REGISTRY.on_surface(surface))
     best = None
     for cand in visible:
         d = _levenshtein(name, cand)
@@ -78,27 +46,26 @@ def unknown_tool_envelope(name: str, surface: str) -> dict:
 
 def dispatch(engine, name: str, arguments: dict | None, caller: Caller) -> tuple[dict, bool]:
     """Run one tool call; never raises."""
-    visible = {t.name for t in surface_tools(caller.surface)}
-    if name not in visible or name not in ALL_TOOLS or name not in HANDLERS:
+    tool = REGISTRY.get(name)
+    if tool is None or not tool.on(caller.surface):
         return unknown_tool_envelope(name, caller.surface), True
-    tool = ALL_TOOLS[name]
     started = time.monotonic()
     body: dict
     is_error = False
     try:
         if not isinstance(arguments, (dict, type(None))):
-            from .wire import InvalidParams, GENERIC_PARAM_SUGGESTION
+            from .errors import InvalidParams, GENERIC_PARAM_SUGGESTION
 
             raise InvalidParams("arguments must be a JSON object", GENERIC_PARAM_SUGGESTION)
         args = normalize_and_validate(tool, arguments)
-        if name in WRITE_TOOLS and not caller.can_write:
+        if tool.writes and not caller.can_write:
             raise ScopeDenied(
                 f"{name} writes, and this caller has read access only (scope read).",
                 "Use a read verb; or, for write access, connect with a bearer token made with "
                 "`brain auth token create NAME --write`, or authorize the OAuth client again asking for "
                 "the `write` scope (the vault's owner approves it with `brain auth approve CODE`).",
             )
-        body = handler_for(name)(engine, args, caller)
+        body = REGISTRY.handler(name)(engine, args, caller)
     except VerbError as e:
         body, is_error = e.envelope(), True
     except Exception as e:  # the edge: every failure becomes an envelope

@@ -1,9 +1,10 @@
 """`brain protocol`: the MEMORY_VERBS v1 document, derived from the live code.
 
 Nothing here is hand-copied: descriptions, input schemas and annotations come
-from the tool definitions the server advertises (`tools.VERBS`), response
-schemas from the registry (`schemas.RESPONSE_SCHEMAS`). A test pins the input
-schemas to what `tools/list` sends.
+from the tool registry the server advertises from (`tools.REGISTRY`), response
+schemas from `shapes.RESPONSE_SCHEMAS`. The verbs come first; the server's
+other tools follow under `tools`, with their surfaces and write scope. A test
+pins the input schemas to what `tools/list` sends.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ import copy
 import re
 import textwrap
 
-from .wire import PROTOCOL, PROTOCOL_VERSION
+from .version import PROTOCOL, PROTOCOL_VERSION
 from .shapes import ERROR_SCHEMA, RESPONSE_SCHEMAS
-from .tools import VERBS
+from .tools import REGISTRY
 
 VERSIONING_POLICY = (
     "Additive forever: the v1 verb names, parameters and response fields never change "
@@ -26,20 +27,24 @@ VERSIONING_POLICY = (
 
 def build_document() -> dict:
     """The machine-readable protocol, as `brain protocol --json` prints it."""
-    verbs = {}
-    for tool in VERBS:
-        verbs[tool.name] = {
+    verbs, tools = {}, {}
+    for tool in REGISTRY:
+        entry = {
             "description": tool.description,
             "input_schema": tool.input_schema(),
             "annotations": dict(tool.annotations),
-            "response_schema": copy.deepcopy(RESPONSE_SCHEMAS[tool.name]),
         }
+        if tool.is_verb:
+            verbs[tool.name] = dict(entry, response_schema=copy.deepcopy(RESPONSE_SCHEMAS.get(tool.name, {})))
+        else:
+            tools[tool.name] = dict(entry, surfaces=list(tool.surfaces), writes=tool.writes)
     return {
         "protocol": PROTOCOL,
         "protocol_version": PROTOCOL_VERSION,
         "versioning_policy": VERSIONING_POLICY,
         "verbs": verbs,
         "error_schema": copy.deepcopy(ERROR_SCHEMA),
+        "tools": tools,
     }
 
 
@@ -52,17 +57,25 @@ def _first_sentence(text: str) -> str:
     return f"[EXPENSIVE] {sentence}" if expensive else sentence
 
 
+def _signature(name: str, tool: dict, note: str = "") -> list[str]:
+    schema = tool["input_schema"]
+    required = set(schema.get("required", []))
+    params = [p if p in required else p + "?" for p in schema.get("properties", {})]
+    return [f"  {name}({', '.join(params)}){note}",
+            *textwrap.wrap(_first_sentence(tool["description"]), 96,
+                           initial_indent="      ", subsequent_indent="      ")]
+
+
 def render_text(doc: dict | None = None) -> str:
     """A readable summary: one signature and one sentence per verb."""
     doc = doc or build_document()
     lines = [f"{doc['protocol']} v{doc['protocol_version']} — the memory verbs this server speaks", ""]
     for name, verb in doc["verbs"].items():
-        schema = verb["input_schema"]
-        required = set(schema.get("required", []))
-        params = [p if p in required else p + "?" for p in schema.get("properties", {})]
-        lines.append(f"  {name}({', '.join(params)})")
-        lines += textwrap.wrap(_first_sentence(verb["description"]), 96,
-                               initial_indent="      ", subsequent_indent="      ")
+        lines += _signature(name, verb)
+    if doc.get("tools"):
+        lines += ["", "Other tools of this server (on the surfaces named):"]
+        for name, tool in doc["tools"].items():
+            lines += _signature(name, tool, f" [{', '.join(tool['surfaces'])}{'; writes' if tool['writes'] else ''}]")
     lines += [
         "",
         "  ? marks an optional parameter. Every response carries protocol_version: 1;",

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import math
 
-from .wire import GENERIC_PARAM_SUGGESTION, InvalidParams
-from .tools import ToolDef
+from .errors import GENERIC_PARAM_SUGGESTION, InvalidParams
+from .registry import ToolDef
 
 _JSON_TYPES = {
     "string": (str,),

@@ -20,7 +20,8 @@ validator class about the size of the 60 lines below.
 
 from __future__ import annotations
 
-from .wire import ERROR_CODES, PROTOCOL_VERSION
+from .errors import ERROR_CODES
+from .version import PROTOCOL_VERSION
 from .tools import KINDS, VERB_NAMES, VISIBILITIES
 
 EVIDENCE = ["alias_hit", "exact_title_match", "high_vector_match", "keyword_exact", "weak_semantic"]
@@ -105,6 +106,7 @@ RECALL = _obj({
     "total": INT,
     "results": _arr(RECALL_RESULT),
     "search_degraded": STR,
+    "search_degraded_cause": STR,
     **BUDGET,
     "pending_consolidation_count": INT,
     "protocol_version": VERSION,

@@ -13,7 +13,8 @@ import datetime as _dt
 import email.utils
 import re
 
-from .wire import InvalidParams, iso, utcnow
+from ...indexer.timestamps import iso, utcnow
+from .errors import InvalidParams
 
 _UNITS = {
     "s": 1, "sec": 1, "second": 1, "seconds": 1,
@@ -215,3 +216,14 @@ def parse_since_human(value: str, now: _dt.datetime | None = None) -> _dt.dateti
         n = 1 if count.lower() in ("a", "an", "one") else int(count)
         return _back(now, n, unit)
     return parse_date(t)
+
+
+def parse_iso(text: str) -> _dt.datetime:
+    """Parse a timestamp this server wrote (or any ISO 8601 form) as UTC."""
+    t = text.strip()
+    if t.endswith("Z") or t.endswith("z"):
+        t = t[:-1] + "+00:00"
+    ts = _dt.datetime.fromisoformat(t)
+    if ts.tzinfo is None:
+        ts = ts.replace(tzinfo=_dt.timezone.utc)
+    return ts.astimezone(_dt.timezone.utc)

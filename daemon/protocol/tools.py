@@ -1,87 +1,30 @@
-"""What every tool advertises: name, description, input schema, annotations.
+"""Every tool this server offers, each declared once (see `registry.py`).
 
-This is the single source of `tools/list`, of parameter validation and of
-`brain protocol --json`. Property schemas carry type, description, enum and,
-for `fact` alone, maxLength (other limits are stated in prose and enforced
-by the handlers), and no tool declares an outputSchema.
+The declarations below are registered in `REGISTRY` on import; tools/list,
+parameter validation, dispatch, the scope check, `brain protocol --json`, the
+CLI's help and the conformance runner read them from there. Property schemas
+carry type, description, enum and, for `fact` alone, maxLength (other limits
+are stated in prose and enforced by the handlers), and no tool declares an
+outputSchema.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from .limits import (LIST_PAGES_LIMIT_DEFAULT, LIST_PAGES_LIMIT_MAX, MAX_ENTITIES, MAX_FACT_CHARS,
+                     MAX_PROVENANCE_CHARS, RECALL_LIMIT_DEFAULT, RECALL_LIMIT_MAX,
+                     SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX)
+from .registry import CORE, OPTIONAL, Param, ToolDef, ToolRegistry
+from .surfaces import SURFACE_ORDER
 
 KINDS = ["event", "preference", "commitment", "belief", "fact"]
 VISIBILITIES = ["world", "private"]
 
-# the longest fact, in characters: one claim, never a document
-MAX_FACT_CHARS = 2000
-# every other string argument, unless its Param says otherwise (put_page's
-# content is bounded by the page size limit instead)
-MAX_STRING_CHARS = 10_000
-
-VERB_NAMES = ("recall", "remember", "entity", "synthesize", "forget", "context_pack", "delta")
+_VERBS_PKG = __package__.rpartition(".")[0] + ".verbs"
 
 
-@dataclass(frozen=True)
-class Param:
-    name: str
-    type: str
-    description: str
-    required: bool = False
-    enum: tuple[str, ...] | None = None
-    # limits of a number param, for the CLI's help and checks; the wire schema
-    # keeps them in prose (docs/protocol.md §2) and the handler enforces them
-    default: int | None = None
-    maximum: int | None = None
-    # strings only: None means MAX_STRING_CHARS; 0 means no cap here
-    max_length: int | None = None
-    # say the cap in the schema (maxLength)
-    advertise_max: bool = False
-
-    @property
-    def length_cap(self) -> int | None:
-        if self.type != "string" or self.max_length == 0:
-            return None
-        return self.max_length or MAX_STRING_CHARS
-
-    def schema(self) -> dict:
-        s = {"type": self.type, "description": self.description}
-        if self.enum:
-            s["enum"] = list(self.enum)
-        if self.advertise_max and self.length_cap:
-            s["maxLength"] = self.length_cap
-        return s
-
-
-@dataclass(frozen=True)
-class ToolDef:
-    name: str
-    description: str
-    params: tuple[Param, ...]
-    annotations: dict = field(default_factory=dict)
-    summary: str = ""  # one line for a person (CLI help); `description` is for agents
-
-    def param(self, name: str) -> Param:
-        return next(p for p in self.params if p.name == name)
-
-    @property
-    def is_verb(self) -> bool:
-        return self.name in VERB_NAMES
-
-    def input_schema(self) -> dict:
-        return {
-            "type": "object",
-            "properties": {p.name: p.schema() for p in self.params},
-            "required": [p.name for p in self.params if p.required],
-        }
-
-    def listing(self) -> dict:
-        return {
-            "name": self.name,
-            "description": self.description,
-            "inputSchema": self.input_schema(),
-            "annotations": dict(self.annotations),
-        }
+def _handler(module: str, function: str | None = None) -> str:
+    """A "module:function" reference into the verbs package (the function defaults to the module's name)."""
+    return f"{_VERBS_PKG}.{module}:{function or module}"
 
 
 _BRANCH = " Branch on structured fields, never on prose."
@@ -93,7 +36,7 @@ RECALL = ToolDef(
     "snippets of pages matching a question); use `entity` for one person/company/"
     "project card and `synthesize` only for answers that must combine several pages. "
     "Exactly one facts filter applies: supersessions, then entity, then session_id, "
-    "then since. `limit` caps each arm (default 50, max 100). `budget_tokens` packs "
+    f"then since. `limit` caps each arm (default {RECALL_LIMIT_DEFAULT}, max {RECALL_LIMIT_MAX}). `budget_tokens` packs "
     "the answer on the server (facts first, then search results) and reports "
     "budget_used and dropped_count. Remote callers only ever see world-visible facts "
     "and pages. Without an embedding model the search arm is keyword-only and says so "
@@ -106,13 +49,15 @@ RECALL = ToolDef(
         Param("session_id", "string", "Return the facts captured in this session."),
         Param("include_expired", "boolean", "Include expired and forgotten facts (default false)."),
         Param("supersessions", "boolean", "Return only the supersession audit log (facts replaced by newer ones)."),
-        Param("limit", "number", "Per-arm cap on facts and on search results; default 50, max 100.",
-              default=50, maximum=100),
+        Param("limit", "number", "Per-arm cap on facts and on search results; "
+              f"default {RECALL_LIMIT_DEFAULT}, max {RECALL_LIMIT_MAX}.",
+              default=RECALL_LIMIT_DEFAULT, maximum=RECALL_LIMIT_MAX),
         Param("grep", "string", "Case-insensitive substring filter on fact text."),
         Param("include_pending", "boolean", "Also report pending_consolidation_count."),
     ),
     {"title": "recall (memory read)", "readOnlyHint": True},
     "Read facts; with a query, search the pages too.",
+    handler=_handler("recall"), surface="verbs", verb=CORE, reads_pages=True,
 )
 
 REMEMBER = ToolDef(
@@ -120,7 +65,7 @@ REMEMBER = ToolDef(
     "MEMORY VERB (v1): save ONE fact with mandatory attribution. Set `entity` whenever "
     "the fact is about a specific person, company or project — entity-scoped recall "
     "will not find unattributed facts. `provenance` says where the fact came from "
-    "(free text, at most 500 characters, e.g. \"conversation 2026-06-12\"). `ttl` is "
+    f"(free text, at most {MAX_PROVENANCE_CHARS} characters, e.g. \"conversation 2026-06-12\"). `ttl` is "
     "a shorthand duration (\"30d\", \"12h\", \"45m\") or an absolute ISO 8601 instant; "
     "ISO 8601 durations such as P30D are rejected with the rewrite. Facts are "
     "world-visible (every agent connected to this brain) unless visibility is "
@@ -130,7 +75,7 @@ REMEMBER = ToolDef(
     (
         Param("fact", "string", f"One claim, in a sentence (at most {MAX_FACT_CHARS} characters).", required=True,
               max_length=MAX_FACT_CHARS, advertise_max=True),
-        Param("provenance", "string", "Where this came from (required, at most 500 characters).", required=True),
+        Param("provenance", "string", f"Where this came from (required, at most {MAX_PROVENANCE_CHARS} characters).", required=True),
         Param("ttl", "string", "Expiry: \"30d\" / \"12h\" / \"45m\" shorthand or an absolute ISO 8601 timestamp. Omit for never."),
         Param("entity", "string", "The person/company/project the fact is about, by name or slug."),
         Param("kind", "string", "What sort of claim this is (default fact).", enum=tuple(KINDS)),
@@ -139,6 +84,7 @@ REMEMBER = ToolDef(
     ),
     {"title": "remember (memory write)", "idempotentHint": True},
     "Save one fact, with who or what said it.",
+    handler=_handler("remember"), writes=True, surface="verbs", verb=CORE,
 )
 
 ENTITY = ToolDef(
@@ -155,6 +101,7 @@ ENTITY = ToolDef(
     ),
     {"title": "entity (card lookup, zero LLM)", "readOnlyHint": True},
     "Show one entity card: aliases, summary, open threads, edges, counts.",
+    handler=_handler("entity"), surface="verbs", verb=CORE, reads_pages=True,
 )
 
 SYNTHESIZE = ToolDef(
@@ -173,6 +120,7 @@ SYNTHESIZE = ToolDef(
     ),
     {"title": "synthesize (slow, costly — LLM-backed)", "readOnlyHint": True},
     "Answer a question from several pages with an LLM (slow, costs money).",
+    handler=_handler("synthesize"), surface="verbs", verb=CORE, reads_pages=True,
 )
 
 FORGET = ToolDef(
@@ -187,6 +135,7 @@ FORGET = ToolDef(
     ),
     {"title": "forget (expire a fact)", "destructiveHint": True, "idempotentHint": True},
     "Expire a fact (it stays in facts.jsonl as an audit record).",
+    handler=_handler("forget"), writes=True, surface="verbs", verb=CORE,
 )
 
 CONTEXT_PACK = ToolDef(
@@ -194,10 +143,10 @@ CONTEXT_PACK = ToolDef(
     "MEMORY VERB (v1): one budget-packed bundle for a set of standing entities — their "
     "cards, their open threads and the hot facts — plus `text`, a rendered block ready "
     "to inject. Call it at session start and right after compaction. Zero LLM. At "
-    "most 8 entities (comma-separated). World-visible data only unless a trusted "
+    f"most {MAX_ENTITIES} entities (comma-separated). World-visible data only unless a trusted "
     "local caller passes include_private." + _BRANCH,
     (
-        Param("entities", "string", "Comma-separated entity names or slugs; at most 8 are used.", required=True),
+        Param("entities", "string", f"Comma-separated entity names or slugs; at most {MAX_ENTITIES} are used.", required=True),
         Param("budget_tokens", "number", "Server-side token budget: cards first, then facts."),
         Param("since", "string", "ISO 8601 instant; top-level open threads are limited to events after it."),
         Param("session_id", "string", "Selects this session's facts as hot memory."),
@@ -205,6 +154,7 @@ CONTEXT_PACK = ToolDef(
     ),
     {"title": "context_pack (boundary bundle)", "readOnlyHint": True},
     "Print the context pack a session-start hook injects.",
+    handler=_handler("context_pack"), surface="verbs", verb=OPTIONAL, reads_pages=True,
 )
 
 DELTA = ToolDef(
@@ -219,16 +169,15 @@ DELTA = ToolDef(
     (
         Param("since", "string", "ISO 8601 cursor; optional when session_id carries one."),
         Param("since_slug", "string", "Keyset resume: pass back next_cursor.slug together with next_cursor.since."),
-        Param("entities", "string", "Comma-separated entities whose thread updates to include (at most 8)."),
+        Param("entities", "string", f"Comma-separated entities whose thread updates to include (at most {MAX_ENTITIES})."),
         Param("budget_tokens", "number", "Server-side token budget: pages first, then facts."),
         Param("session_id", "string", "Per-session cursor: the first call establishes it, each call advances it."),
         Param("include_private", "boolean", "Include private facts; honoured only for trusted local callers."),
     ),
     {"title": "delta (what changed since)", "readOnlyHint": True},
     "What changed since a cursor: pages, facts, open-thread events.",
+    handler=_handler("delta"), surface="verbs", verb=OPTIONAL, reads_pages=True,
 )
-
-VERBS: tuple[ToolDef, ...] = (RECALL, REMEMBER, ENTITY, SYNTHESIZE, FORGET, CONTEXT_PACK, DELTA)
 
 PUT_PAGE = ToolDef(
     "put_page",
@@ -242,6 +191,7 @@ PUT_PAGE = ToolDef(
         Param("expected_hash", "string", "sha256 of the content you read; the write is refused if the file differs."),
     ),
     {"title": "put_page (write a page)", "destructiveHint": True, "idempotentHint": True},
+    handler=_handler("pages", "put_page"), writes=True, surface="starter", reads_pages=True,
 )
 
 GET_PAGE = ToolDef(
@@ -250,6 +200,7 @@ GET_PAGE = ToolDef(
     (Param("slug", "string", "Page slug, e.g. \"people/alice-example\".", required=True),),
     {"title": "get_page (read a page)", "readOnlyHint": True},
     "Print one page of the vault.",
+    handler=_handler("pages", "get_page"), surface="starter", reads_pages=True,
 )
 
 LIST_PAGES = ToolDef(
@@ -257,9 +208,11 @@ LIST_PAGES = ToolDef(
     "List pages of the vault, optionally under a slug prefix, most recently updated first.",
     (
         Param("prefix", "string", "Only slugs starting with this, e.g. \"people/\"."),
-        Param("limit", "number", "Maximum pages to return (default 50, max 1000).", default=50, maximum=1000),
+        Param("limit", "number", f"Maximum pages to return (default {LIST_PAGES_LIMIT_DEFAULT}, "
+              f"max {LIST_PAGES_LIMIT_MAX}).", default=LIST_PAGES_LIMIT_DEFAULT, maximum=LIST_PAGES_LIMIT_MAX),
     ),
     {"title": "list_pages", "readOnlyHint": True},
+    handler=_handler("pages", "list_pages"), surface="starter", reads_pages=True,
 )
 
 WHOAMI = ToolDef(
@@ -267,6 +220,7 @@ WHOAMI = ToolDef(
     "Describe the caller as this server sees it: transport, trust lane, surface, write access.",
     (),
     {"title": "whoami", "readOnlyHint": True},
+    handler=_handler("info", "whoami"), surface="starter",
 )
 
 STATUS = ToolDef(
@@ -274,6 +228,7 @@ STATUS = ToolDef(
     "Report the brain's state: vault, page/chunk/fact counts, last sync, embedding model state.",
     (),
     {"title": "status", "readOnlyHint": True},
+    handler=_handler("info", "status"), surface="starter",
 )
 
 REQUEST_TOOLS = ToolDef(
@@ -283,11 +238,12 @@ REQUEST_TOOLS = ToolDef(
     "It can only narrow, never widen: the server's owner gives a client more "
     "(`brain auth rescope-client`). Applies to HTTP clients from their next request (tools/list "
     "shows the new set); a stdio connection's surface is fixed when it starts.",
-    (Param("surface", "string", "The surface to narrow to.", required=True, enum=("verbs", "starter", "full")),),
+    (Param("surface", "string", "The surface to narrow to.", required=True, enum=SURFACE_ORDER),),
     {"title": "request_tools (narrow my tool list)", "idempotentHint": True},
+    handler=_handler("info", "request_tools"), surface="starter",
 )
 
-STARTER_EXTRAS: tuple[ToolDef, ...] = (PUT_PAGE, GET_PAGE, LIST_PAGES, WHOAMI, STATUS, REQUEST_TOOLS)
+
 SEARCH = ToolDef(
     "search",
     "Search the user's pages (keyword, plus vectors when the model is loaded) and return "
@@ -295,9 +251,11 @@ SEARCH = ToolDef(
     "without the facts arm.",
     (
         Param("query", "string", "What to look for.", required=True),
-        Param("limit", "number", "Maximum hits (default 10, max 100).", default=10, maximum=100),
+        Param("limit", "number", f"Maximum hits (default {SEARCH_LIMIT_DEFAULT}, max {SEARCH_LIMIT_MAX}).",
+              default=SEARCH_LIMIT_DEFAULT, maximum=SEARCH_LIMIT_MAX),
     ),
     {"title": "search (pages)", "readOnlyHint": True},
+    handler=_handler("pages", "search"), reads_pages=True,
 )
 
 GET_BACKLINKS = ToolDef(
@@ -305,21 +263,19 @@ GET_BACKLINKS = ToolDef(
     "List the pages that link to a page, with the link type and context.",
     (Param("slug", "string", "Page slug whose backlinks to list.", required=True),),
     {"title": "get_backlinks", "readOnlyHint": True},
+    handler=_handler("pages", "get_backlinks"), reads_pages=True,
 )
 
-FULL_EXTRAS: tuple[ToolDef, ...] = (SEARCH, GET_BACKLINKS)
+REGISTRY = ToolRegistry()
+for _tool in (RECALL, REMEMBER, ENTITY, SYNTHESIZE, FORGET, CONTEXT_PACK, DELTA,
+              PUT_PAGE, GET_PAGE, LIST_PAGES, WHOAMI, STATUS, REQUEST_TOOLS, SEARCH, GET_BACKLINKS):
+    REGISTRY.register(_tool)
 
-ALL_TOOLS: dict[str, ToolDef] = {t.name: t for t in VERBS + STARTER_EXTRAS + FULL_EXTRAS}
+# the seven MEMORY_VERBS v1 verbs, in the protocol's order
+VERBS: tuple[ToolDef, ...] = tuple(REGISTRY.verbs())
+VERB_NAMES: tuple[str, ...] = tuple(t.name for t in VERBS)
 
-SURFACES = ("verbs", "starter", "full")
+# every registered tool by name (a live view: a tool registered later shows here too)
+ALL_TOOLS = REGISTRY.by_name
 
-
-def surface_tools(surface: str) -> list[ToolDef]:
-    """The tools a surface exposes, in a stable order: verbs ⊂ starter ⊂ full."""
-    if surface == "verbs":
-        return list(VERBS)
-    if surface == "starter":
-        return list(VERBS + STARTER_EXTRAS)
-    if surface == "full":
-        return list(VERBS + STARTER_EXTRAS + FULL_EXTRAS)
-    raise ValueError(f"unknown surface {surface!r}; choose one of {', '.join(SURFACES)}")
+surface_tools = REGISTRY.on_surface

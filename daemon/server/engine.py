@@ -12,12 +12,13 @@ import threading
 from pathlib import Path
 
 from ...indexer.db import open_db
-from ...indexer.search_modes import KEYWORD_ONLY
+from ...indexer import search_modes as why
 from .. import config as config_mod
 from ..verbs.entity_slugs import canonical_entity_slug
 from ..facts.store import FactsStore
 from ..places import Places
-from ..protocol.wire import Caller, now_iso
+from ...indexer.timestamps import now_iso
+from ..protocol.caller import Caller
 from .usage import UsageLog
 from ..vault_lock import VaultLock
 
@@ -60,11 +61,32 @@ class Engine:
         return canonical_entity_slug(name, self.page_db, remote=caller.remote)
 
     def search_pages(self, query: str, limit: int, caller: Caller) -> tuple[list[dict], str | None]:
-        """Page hits for recall's query arm and the reason the search was degraded, if it was."""
+        """Page hits for recall's query arm and, when the vectors took no part, why
+        (a cause named in indexer/search_modes.py); None when they did."""
         if self.index is None:
-            return [], KEYWORD_ONLY
+            return [], why.INDEX_NOT_OPEN
+        cause = self.vectors_missing_cause()
         embedder = self.fact_vectors.query_embedder() if self.fact_vectors is not None else self.embedder
-        return self.index.search(query, limit, remote=caller.remote, embedder=embedder, vectors=self.vectors)
+        results, degraded = self.index.search(query, limit, remote=caller.remote, embedder=embedder,
+                                              vectors=self.vectors)
+        if degraded is None:
+            return results, None
+        return results, cause or why.VECTOR_SEARCH_FAILED
+
+    def vectors_missing_cause(self) -> str | None:
+        """Why a page search would leave the vectors out now; None when it would use them."""
+        state = self.models.state if self.models is not None else None
+        if state is None:
+            return why.MODEL_NOT_LOADED
+        if state == "disabled":
+            return why.EMBEDDINGS_OFF
+        if state == "failed":
+            return why.MODEL_FAILED
+        if state != "ready" or self.embedder is None:
+            return why.MODEL_LOADING
+        if self.vectors is None or not self.vectors.ready:
+            return why.VECTORS_BUILDING
+        return None
 
     def search_facts(self, query: str, where: list[str], params: list, limit: int, *,
                      active_only: bool, world_only: bool) -> list:

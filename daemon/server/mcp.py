@@ -2,7 +2,7 @@
 
 Every transport (stdio in-process, the daemon's Unix socket, Streamable
 HTTP) serves this one server. The SDK does the JSON-RPC and the handshake;
-we do everything about tools: the listing comes from `protocol.tools`, each call
+we do everything about tools: the listing comes from the tool registry, each call
 goes through `dispatch.dispatch`, and the answer is exactly one text block
 of JSON (`isError: true` for error envelopes). The SDK never validates tool
 arguments (the low-level handlers in 2.x do not), so `invalid_params`
@@ -27,8 +27,9 @@ from mcp.server.lowlevel import Server
 
 from ... import __version__
 from ..protocol.dispatch import dispatch
-from ..protocol.wire import Caller, Unavailable
-from ..protocol.tools import surface_tools
+from ..protocol.caller import Caller
+from ..protocol.errors import Unavailable
+from ..protocol.tools import REGISTRY
 
 log = logging.getLogger("brain.mcp")
 
@@ -97,7 +98,7 @@ def text_result(body: dict, is_error: bool) -> dict:
 
 def tool_listing(surface: str) -> list[dict]:
     """The advertised tools of a surface, without outputSchema (docs/protocol.md §1.2)."""
-    return [t.listing() for t in surface_tools(surface)]
+    return [t.listing() for t in REGISTRY.on_surface(surface)]
 
 
 CallFn = Callable[[str, Any, Caller], "tuple[dict, bool]"]
@@ -172,7 +173,8 @@ def build_server(
     calling: a fixed Caller for a socket or stdio connection, the token's
     Caller for an HTTP request.
     """
-    listings: dict[str, list[dict]] = {}
+    # (surface, registry generation) -> listing: a tool registered later is listed at once
+    listings: dict[tuple[str, int], list[dict]] = {}
     # a CapacityLimiter binds to the running event loop: make them on first use
     limiters = {"fast": limiter, "slow": slow_limiter}
 
@@ -183,10 +185,10 @@ def build_server(
         return limiters[kind]
 
     async def on_list_tools(ctx, params) -> dict:
-        surface = caller_for(ctx).surface
-        if surface not in listings:
-            listings[surface] = tool_listing(surface)
-        return {"tools": listings[surface]}
+        key = (caller_for(ctx).surface, REGISTRY.generation)
+        if key not in listings:
+            listings[key] = tool_listing(key[0])
+        return {"tools": listings[key]}
 
     async def on_call_tool(ctx, params: types.CallToolRequestParams) -> dict:
         caller = caller_for(ctx)

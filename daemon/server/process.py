@@ -35,7 +35,7 @@ from ... import __version__
 from .. import config as config_mod
 from ..places import Places
 from ..private_files import private_roots, repair_modes, restrict_umask
-from ..protocol.wire import now_iso
+from ...indexer.timestamps import now_iso
 from ..rendezvous import EXIT_ALREADY_RUNNING, log_path, pid_path, read_pid_file
 
 log = logging.getLogger("brain.daemon")
@@ -352,7 +352,7 @@ def run_stdio(places: Places, vault: Path, cfg: dict, surface: str) -> int:
     import anyio
 
     from .mcp import serve_stdio
-    from ..protocol.wire import Caller
+    from ..protocol.caller import Caller
     from ..vault_lock import VaultLocked
 
     vault = Path(vault).expanduser().resolve()

@@ -36,9 +36,9 @@ from anyio.abc import SocketAttribute
 from mcp.shared.message import SessionMessage
 
 from .mcp import CALL_THREADS, SLOW_CALL_THREADS, CallGate, build_server, engine_dispatcher, fixed_caller, vault_lost_envelope
-from ..protocol.wire import Caller
+from ..protocol.caller import Caller
 from ..rendezvous import IDENTITY_KEY
-from ..protocol.tools import SURFACES
+from ..protocol.surfaces import SURFACE_ORDER as SURFACES
 from ..protocol.wire_guard import INVALID_REQUEST, PARSE_ERROR, describe_invalid, error_line, problem, request_id
 
 log = logging.getLogger("brain.socket")

@@ -13,7 +13,8 @@ import datetime as _dt
 import json
 import math
 
-from ..protocol.wire import iso, parse_iso
+from ...indexer.timestamps import iso
+from ..protocol.timeparse import parse_iso
 from ..protocol.tools import VERB_NAMES as VERBS
 from .usage import UsageLog
 

@@ -16,7 +16,8 @@ import re
 import sqlite3
 
 from ...indexer.slugs import normalize_alias, slugify, slugify_path
-from ..protocol.wire import Caller, utcnow
+from ...indexer.timestamps import utcnow
+from ..protocol.caller import Caller
 
 log = logging.getLogger("brain.cards")
 

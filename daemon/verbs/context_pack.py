@@ -1,6 +1,6 @@
 """context_pack: the session-start bundle (docs/protocol.md §3.6).
 
-Cards for up to 8 standing entities, then facts under one budget. The
+Cards for up to MAX_ENTITIES standing entities, then facts under one budget. The
 reference fills the facts with whatever is recent brain-wide; here the facts
 about the requested entities come first, then the session's (or the last
 24 hours') hot facts, each group ranked by decayed confidence (§4.7).
@@ -16,13 +16,18 @@ import logging
 import math
 
 from .cards import build_card, resolve
-from ..protocol.wire import PROTOCOL_VERSION, Caller, InvalidParams, budget_of, estimate_tokens, iso, pack_greedy, parse_iso, utcnow
+from ...indexer.timestamps import iso, utcnow
+from ..protocol.budget import budget_of, estimate_tokens, pack_greedy
+from ..protocol.caller import Caller
+from ..protocol.errors import InvalidParams
+from ..protocol.timeparse import parse_iso
+from ..protocol.version import PROTOCOL_VERSION
 from .injectable_text import pack_text
+from ..protocol.limits import MAX_ENTITIES
 from ..protocol.timeparse import parse_since_strict
 
 log = logging.getLogger("brain.context_pack")
 
-MAX_ENTITIES = 8
 FACTS_PER_ENTITY = 5
 ENTITY_FACTS_FETCH = 20
 MAX_ENTITY_FACTS = 20
@@ -32,7 +37,7 @@ HALF_LIFE_DAYS = {"event": 7, "commitment": 90, "preference": 90, "belief": 365,
 
 
 def split_entities(value: str | None) -> list[str]:
-    """Comma-separated names, trimmed, empties dropped, the first 8 kept."""
+    """Comma-separated names, trimmed, empties dropped, the first MAX_ENTITIES kept."""
     names = [n.strip() for n in (value or "").split(",")]
     return [n for n in names if n][:MAX_ENTITIES]
 
@@ -120,7 +125,7 @@ def context_pack(engine, args: dict, caller: Caller) -> dict:
         raise InvalidParams(
             "entities names no entity.",
             'Pass `entities` as a comma-separated string of names or slugs, e.g. '
-            '"people/me, Acme Corp" (at most 8).',
+            f'"people/me, Acme Corp" (at most {MAX_ENTITIES}).',
         )
     since = parse_since_strict(args.get("since"))
     since_iso = iso(since)

@@ -22,7 +22,8 @@ import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..protocol.wire import Caller, iso, utcnow
+from ...indexer.timestamps import iso, utcnow
+from ..protocol.caller import Caller
 
 log = logging.getLogger("brain.cursors")
 

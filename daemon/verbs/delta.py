@@ -16,7 +16,11 @@ import logging
 from .cards import resolve, threads_for
 from .cursors import Cursor, client_of, store_for
 from .delta_streams import Delivery, facts_key, fetch_facts, fetch_pages, merged_cursor, pack_merged, pack_separate, page_item, pages_key, safe_cursor
-from ..protocol.wire import PROTOCOL_VERSION, Caller, InvalidParams, budget_of, iso, utcnow
+from ...indexer.timestamps import iso, utcnow
+from ..protocol.budget import budget_of
+from ..protocol.caller import Caller
+from ..protocol.errors import InvalidParams
+from ..protocol.version import PROTOCOL_VERSION
 from .injectable_text import delta_text
 from ..protocol.timeparse import ACCEPTED_FORMS, parse_since_strict
 from .context_pack import fact_item, split_entities, world_only_for

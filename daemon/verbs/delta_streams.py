@@ -12,7 +12,9 @@ from __future__ import annotations
 import datetime as _dt
 from dataclasses import dataclass, field
 
-from ..protocol.wire import estimate_tokens, iso, pack_greedy, parse_iso
+from ...indexer.timestamps import iso
+from ..protocol.budget import estimate_tokens, pack_greedy
+from ..protocol.timeparse import parse_iso
 
 PAGE_CAP = 50
 FACT_CAP = 50

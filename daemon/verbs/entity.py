@@ -5,7 +5,9 @@ from __future__ import annotations
 import time
 
 from .cards import lookup
-from ..protocol.wire import PROTOCOL_VERSION, Caller, InvalidParams
+from ..protocol.caller import Caller
+from ..protocol.errors import InvalidParams
+from ..protocol.version import PROTOCOL_VERSION
 
 
 def entity(engine, args: dict, caller: Caller) -> dict:

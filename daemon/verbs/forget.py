@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 
-from ..protocol.wire import PROTOCOL_VERSION, Caller, NotFound
+from ..protocol.caller import Caller
+from ..protocol.errors import NotFound
+from ..protocol.version import PROTOCOL_VERSION
 
 # ASCII digits only (int() would also read "١" as 1), and no more than
 # SQLite's INTEGER holds: longer ids cannot exist

@@ -19,7 +19,9 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from ..protocol.wire import Caller, estimate_tokens, iso, pack_greedy
+from ...indexer.timestamps import iso
+from ..protocol.budget import estimate_tokens, pack_greedy
+from ..protocol.caller import Caller
 from ..protocol.timeparse import parse_date
 
 EVIDENCE_BUDGET_TOKENS = 6000   # page text in the prompt
@@ -70,7 +72,7 @@ class GatheredPage:
 class Gathered:
     pages: list[GatheredPage] = field(default_factory=list)
     facts: list[dict] = field(default_factory=list)
-    degraded: str | None = None
+    degraded: str | None = None  # why the page search left the vectors out (indexer/search_modes.py)
 
     def slugs(self) -> list[str]:
         return [p.slug for p in self.pages]

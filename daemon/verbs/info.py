@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ... import __version__
-from ..protocol.wire import Caller, Unavailable
+from ..protocol.caller import Caller
+from ..protocol.errors import Unavailable
 
 
 def whoami(engine, args: dict, caller: Caller) -> dict:

@@ -8,12 +8,12 @@ changed since it was read is refused the same way, naming its current hash.
 
 from __future__ import annotations
 
+from ...indexer.search_modes import degraded_fields
 from ...indexer.vault_files import PageWriteError
+from ..protocol.limits import LIST_PAGES_LIMIT_DEFAULT, LIST_PAGES_LIMIT_MAX, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX
 from ..protocol.params import clamp_limit
-from ..protocol.wire import Caller, InvalidParams, NotFound, Unavailable
-
-LIST_DEFAULT, LIST_MAX = 50, 1000
-SEARCH_DEFAULT, SEARCH_MAX = 10, 100
+from ..protocol.caller import Caller
+from ..protocol.errors import InvalidParams, NotFound, Unavailable
 
 
 def _index(engine):
@@ -47,18 +47,16 @@ def get_page(engine, args: dict, caller: Caller) -> dict:
 
 
 def list_pages(engine, args: dict, caller: Caller) -> dict:
-    limit = clamp_limit(args.get("limit"), LIST_DEFAULT, LIST_MAX)
+    limit = clamp_limit(args.get("limit"), LIST_PAGES_LIMIT_DEFAULT, LIST_PAGES_LIMIT_MAX)
     pages = _index(engine).list_pages(args.get("prefix"), limit, remote=caller.remote)
     return {"pages": pages, "count": len(pages)}
 
 
 def search(engine, args: dict, caller: Caller) -> dict:
     query = args["query"].strip()
-    limit = clamp_limit(args.get("limit"), SEARCH_DEFAULT, SEARCH_MAX)
-    results, degraded = engine.search_pages(query, limit, caller) if query else ([], None)
-    body = {"results": results}
-    if degraded:
-        body["search_degraded"] = degraded
+    limit = clamp_limit(args.get("limit"), SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX)
+    results, degraded_cause = engine.search_pages(query, limit, caller) if query else ([], None)
+    body = {"results": results, **degraded_fields(degraded_cause)}
     engine.note_retrieved([r["slug"] for r in results])
     return body
 

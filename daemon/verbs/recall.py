@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from ...indexer.search_modes import degraded_fields
 from ..protocol.params import clamp_limit
-from ..protocol.wire import PROTOCOL_VERSION, Caller, budget_of, estimate_tokens, iso, pack_greedy
+from ...indexer.timestamps import iso
+from ..protocol.budget import budget_of, estimate_tokens, pack_greedy
+from ..protocol.caller import Caller
+from ..protocol.version import PROTOCOL_VERSION
+from ..protocol.limits import RECALL_LIMIT_DEFAULT, RECALL_LIMIT_MAX
 from ..protocol.timeparse import parse_since_lenient
-
-DEFAULT_LIMIT = 50
-MAX_LIMIT = 100
 
 
 def fact_projection(row) -> dict:
@@ -99,7 +101,7 @@ def _hide_private_successors(engine, facts: list[dict]) -> None:
 
 
 def recall(engine, args: dict, caller: Caller) -> dict:
-    limit = clamp_limit(args.get("limit"), DEFAULT_LIMIT, MAX_LIMIT)
+    limit = clamp_limit(args.get("limit"), RECALL_LIMIT_DEFAULT, RECALL_LIMIT_MAX)
     rows = facts_arm(engine, args, caller, limit)
     facts = [fact_projection(r) for r in rows]
     if caller.remote:
@@ -107,10 +109,10 @@ def recall(engine, args: dict, caller: Caller) -> dict:
 
     body: dict = {}
     results = None
-    degraded = None
+    degraded_cause = None
     query = (args.get("query") or "").strip()
     if query:
-        results, degraded = engine.search_pages(query, limit, caller)
+        results, degraded_cause = engine.search_pages(query, limit, caller)
 
     budget = budget_of(args.get("budget_tokens"))
     dropped = 0
@@ -132,8 +134,7 @@ def recall(engine, args: dict, caller: Caller) -> dict:
     body["total"] = len(facts)
     if results is not None:
         body["results"] = results
-        if degraded:
-            body["search_degraded"] = degraded
+        body.update(degraded_fields(degraded_cause))
         engine.note_retrieved([r["slug"] for r in results])
     if budget is not None:
         body["budget_tokens"] = budget

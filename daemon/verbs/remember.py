@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from ..protocol.wire import PROTOCOL_VERSION, Caller, InvalidParams, ProvenanceRequired
+from ..protocol.caller import Caller
+from ..protocol.errors import InvalidParams, ProvenanceRequired
+from ..protocol.version import PROTOCOL_VERSION
+from ..protocol.limits import MAX_PROVENANCE_CHARS
 from ..protocol.timeparse import parse_ttl
 
-MAX_PROVENANCE = 500
 # cosine at or above which two facts about one entity are the same claim
 DEDUP_THRESHOLD = 0.95
 
@@ -24,9 +26,9 @@ def remember(engine, args: dict, caller: Caller) -> dict:
             'Pass provenance as short free text naming the origin, e.g. "conversation 2026-06-12" '
             'or "user said in chat".',
         )
-    if len(provenance) > MAX_PROVENANCE:
+    if len(provenance) > MAX_PROVENANCE_CHARS:
         raise InvalidParams(
-            f"provenance is {len(provenance)} characters; the limit is {MAX_PROVENANCE}.",
+            f"provenance is {len(provenance)} characters; the limit is {MAX_PROVENANCE_CHARS}.",
             "Shorten provenance to a pointer at the origin (a date, a conversation, a file name) "
             "and put the detail in the fact itself.",
         )

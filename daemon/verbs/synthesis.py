@@ -16,7 +16,8 @@ import re
 from .gather import Gathered, GatheredPage, Window, gather, question_terms  # noqa: F401 (GatheredPage: re-exported)
 from ..llm.pricing import estimate_usd
 from ..llm.providers import LLMCallError
-from ..protocol.wire import Caller, Unavailable
+from ..protocol.caller import Caller
+from ..protocol.errors import Unavailable
 
 log = logging.getLogger("brain.synthesis")
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import datetime as _dt
 import re
 
-from ..protocol.wire import Caller, InvalidParams, Unavailable
+from ..protocol.caller import Caller
+from ..protocol.errors import InvalidParams, Unavailable
 from ..protocol.timeparse import ACCEPTED_FORMS, parse_since_strict
 from . import synthesis
 from .gather import Window
