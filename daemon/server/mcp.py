@@ -15,6 +15,7 @@ requests.
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import threading
@@ -168,11 +169,12 @@ def build_server(
     """A low-level SDK Server answering tools/list and tools/call.
 
     `call(name, arguments, caller)` runs one tool call (blocking, in a worker
-    thread) and returns (body, is_error); `caller_for(ctx)` says who is
+    thread; or a coroutine function, awaited on the loop) and returns (body, is_error); `caller_for(ctx)` says who is
     calling: a fixed Caller for a socket or stdio connection, the token's
     Caller for an HTTP request.
     """
     listings: dict[str, list[dict]] = {}
+    call_is_async = inspect.iscoroutinefunction(call)
     # a CapacityLimiter binds to the running event loop: make them on first use
     limiters = {"fast": limiter, "slow": slow_limiter}
 
@@ -191,9 +193,12 @@ def build_server(
     async def on_call_tool(ctx, params: types.CallToolRequestParams) -> dict:
         caller = caller_for(ctx)
         # `arguments` is whatever the client sent; dispatch validates it
-        body, is_error = await anyio.to_thread.run_sync(
-            call, params.name, params.arguments, caller, limiter=limiter_for(params.name)
-        )
+        if call_is_async:  # it only waits on a socket (the HTTP front end): no worker thread
+            body, is_error = await call(params.name, params.arguments, caller)
+        else:
+            body, is_error = await anyio.to_thread.run_sync(
+                call, params.name, params.arguments, caller, limiter=limiter_for(params.name)
+            )
         return text_result(body, is_error)
 
     server = Server(
