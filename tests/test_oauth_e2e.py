@@ -3,7 +3,8 @@
 The client discovers the metadata from the 401, registers itself, is sent
 through the approval page, the owner runs `brain auth approve CODE` in a
 terminal, the client exchanges the code (PKCE), calls verbs, refreshes,
-is rescoped and sees its tool list narrow, is revoked and gets 401.
+is rescoped and sees its tool list narrow, is revoked and gets 401; a
+replayed refresh token revokes its grant.
 """
 
 from __future__ import annotations
@@ -217,6 +218,37 @@ def test_request_tools_narrows_but_never_widens(http_url, places):
                                            "client_secret": ""})
     assert r.status_code == 200
     assert _raw_status(http_url, access) == 401
+
+
+def _refresh(base: str, client_id: str, refresh_token: str) -> httpx.Response:
+    return httpx.post(f"{base}/token", data={"grant_type": "refresh_token", "refresh_token": refresh_token,
+                                             "client_id": client_id, "client_secret": ""})
+
+
+def test_a_replayed_refresh_token_revokes_the_grant(http_url, places):
+    """Refresh tokens rotate; one presented a second time was copied, so every
+    token of its grant dies: the next request with any of them gets 401."""
+    storage, owner = MemoryStorage(), OwnerInTheLoop()
+    auth = _provider(http_url, storage, owner)
+    anyio.run(_session_calls, http_url, auth, lambda s: s.list_tools())
+    base, cid, first = http_url.rsplit("/mcp", 1)[0], storage.client.client_id, storage.tokens
+
+    r = _refresh(base, cid, first.refresh_token)
+    assert r.status_code == 200, r.text
+    rotated = r.json()
+    assert _raw_status(http_url, rotated["access_token"]) == 200
+    assert _raw_status(http_url, first.access_token) == 401  # rotated out
+
+    # the first refresh token again: refused, and the grant it came from is revoked
+    again = _refresh(base, cid, first.refresh_token)
+    assert again.status_code == 400 and again.json()["error"] == "invalid_grant"
+    assert _raw_status(http_url, rotated["access_token"]) == 401
+    late = _refresh(base, cid, rotated["refresh_token"])
+    assert late.status_code == 400 and late.json()["error"] == "invalid_grant"
+    snap = json.loads((places.state_dir / "oauth.json").read_text())
+    assert snap["access"] == {} and snap["refresh"] == {}
+    # the client itself stays registered: its owner may approve it again
+    assert list(snap["clients"]) == [cid]
 
 
 def test_bearer_token_rows_are_rescoped_too(http_url, places):
