@@ -208,6 +208,9 @@ def test_request_tools_narrows_but_never_widens(http_url, places):
     assert "write" in env["suggestion"]
     rows = json.loads((places.state_dir / "oauth.json").read_text())["clients"]
     assert [r["surface_set_by"] for r in rows.values()] == ["client"]
+    # the operator's list shows what was granted, beside what was asked for
+    line = next(x for x in run_brain("auth", "clients").stdout.splitlines() if storage.client.client_id in x)
+    assert "granted read " in line and "surface starter (set by client)" in line and "asked 'read write'" in line
 
     # the client revokes its own token (RFC 7009): refused from the next request
     access = storage.tokens.access_token
@@ -277,6 +280,28 @@ def test_bearer_token_rows_are_rescoped_too(http_url, places):
     first, second = anyio.run(listed)
     assert first == {t.name for t in surface_tools("full")}
     assert second == {t.name for t in surface_tools("starter")}
+
+
+def test_clients_list_what_they_see_under_the_running_servers_surface(daemon, places):
+    from brain.daemon.http.tokens import create_token
+
+    create_token(places, "laptop", can_write=False)
+    create_token(places, "desk", can_write=True)
+    assert run_brain("auth", "rescope-client", "desk", "--surface", "verbs").returncode == 0
+    proc, url = _start_http("--surface", "starter")
+    try:
+        out = run_brain("auth", "clients").stdout.splitlines()
+    finally:
+        stop_pid(proc.pid)
+        proc.wait(10)
+        proc.stderr.close()
+    assert out[0] == f"server surface: starter (from the HTTP server at {url}); no client sees more"
+    laptop = next(x for x in out if x.startswith("laptop "))
+    desk = next(x for x in out if x.startswith("desk "))
+    assert "granted read " in laptop and "surface starter (the server's)" in laptop
+    assert "granted read write" in desk and "surface verbs (set by operator)" in desk
+    # once the server stops, the ceiling is the configured one again
+    assert run_brain("auth", "clients").stdout.startswith("server surface: full (from config mcp_surface")
 
 
 def test_denied_request_never_gets_a_token(http_url):

@@ -315,6 +315,12 @@ def run_http(places, vault: Path, cfg: dict, *, surface: str, host: str, port: i
               "to be reached by another name, pass it as --host).", file=sys.stderr, flush=True)
     from .limits import uvicorn_settings
 
+    from .client_rows import forget_serving, note_serving
+
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False, **uvicorn_settings())
-    uvicorn.Server(config).run(sockets=[sock])
+    note_serving(places, surface, f"http://{host}:{bound_port}{MCP_PATH}")
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        forget_serving(places)
     return 0
