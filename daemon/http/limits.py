@@ -54,6 +54,7 @@ def guarded_protocol(header_timeout_s: float = HEADER_TIMEOUT_S, body_idle_timeo
             super().data_received(data)
 
         def on_response_complete(self) -> None:
+            self.transport.flush()  # the whole answer is written: send it now, not at the next loop turn
             super().on_response_complete()
             self.waiting_since = time.monotonic()  # for the next request's headers
 
