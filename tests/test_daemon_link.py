@@ -106,6 +106,46 @@ def test_a_new_identity_lets_the_call_in_flight_finish(places, configured, reape
         anyio.run(go)
 
 
+def test_a_page_larger_than_a_stream_buffer_comes_back_whole(places, daemon):
+    links = _links(places, daemon["vault"])
+    text = "# Big\n\n" + "".join(f"line {i} of a long page about nothing much\n" for i in range(8000))
+    assert len(text) > 256 * 1024
+
+    async def go():
+        body, err = await links.send("s", PRE, "put_page", {"slug": "notes/big", "content": text})
+        assert not err, body
+        body, err = await links.send("s", PRE, "get_page", {"slug": "notes/big"})
+        links.close_all()
+        return body, err
+
+    body, err = anyio.run(go)
+    assert not err and body["content"] == text
+
+
+def test_a_call_whose_caller_left_leaves_the_link_usable(places, configured, reaper, monkeypatch):
+    """An HTTP client that goes away mid-call cancels the wait; the daemon's late answer is
+    dropped and the session's next call runs on the same link."""
+    from llm_fakes import FakeLLM
+
+    with FakeLLM() as fake:
+        _slow_llm_daemon(places, configured, monkeypatch, fake, delay_s=1.0)
+        reaper()
+        links = _links(places, configured)
+
+        async def go():
+            with anyio.move_on_after(0.3):
+                await links.send("s", PRE, "synthesize", {"question": "Where does Alice Example work?"})
+            link = links._live(("s", json.dumps(PRE, sort_keys=True)))
+            assert link.in_flight == 0
+            await anyio.sleep(1.5)  # the daemon answers the abandoned call meanwhile
+            body, err = await links.send("s", PRE, "whoami", {})
+            links.close_all()
+            return body, err
+
+        body, err = anyio.run(go)
+    assert not err and body["client_id"] == "agent" and links.opened == 1
+
+
 def _unix_sockets_of(pid: int) -> set[str]:
     """Inodes of the Unix-domain sockets a process holds open (per /proc)."""
     unix = {line.split()[6] for line in Path("/proc/net/unix").read_text().splitlines()[1:]}
