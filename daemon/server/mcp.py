@@ -169,9 +169,9 @@ def build_server(
     """A low-level SDK Server answering tools/list and tools/call.
 
     `call(name, arguments, caller)` runs one tool call (blocking, in a worker
-    thread; or a coroutine function, awaited on the loop) and returns (body, is_error); `caller_for(ctx)` says who is
-    calling: a fixed Caller for a socket or stdio connection, the token's
-    Caller for an HTTP request.
+    thread; a coroutine function is awaited on the loop instead) and returns
+    (body, is_error); `caller_for(ctx)` says who is calling: a fixed Caller
+    for a socket or stdio connection, the token's Caller for an HTTP request.
     """
     listings: dict[str, list[dict]] = {}
     call_is_async = inspect.iscoroutinefunction(call)
