@@ -10,7 +10,8 @@ envelopes come from our own validator, as docs/protocol.md §1.4 requires.
 
 Tool calls run in worker threads: a slow call (synthesize, a big
 context_pack) never stalls the event loop that reads everyone else's
-requests.
+requests. (The HTTP front end's calls only wait on the daemon's socket:
+they are awaited on the loop.)
 """
 
 from __future__ import annotations
