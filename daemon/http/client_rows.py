@@ -42,7 +42,8 @@ class ClientRow:
 
 
 def _scope_text(scopes) -> str:
-    return " ".join(s for s in SCOPES if s in set(scopes))
+    have = set(scopes)
+    return " ".join(s for s in SCOPES if s in have)
 
 
 def list_clients(places, ceiling: str) -> list[ClientRow]:

@@ -15,8 +15,8 @@ Every request needs `Authorization: Bearer <credential>`: a bearer token
 SDK's authorization server, wired in `build_app`; see oauth_provider);
 without a valid one it is answered 401 before any MCP handling. Each answer
 is one JSON body (no SSE stream per call). Each HTTP session keeps one
-connection to the daemon (daemon_link), used from the event loop; each request's
-surface is the narrowest of the server's and the client's row
+connection to the daemon (daemon_link), used from the event loop; each
+request's surface is the narrowest of the server's and the client's row
 (client_rows). DNS-rebinding protection is on: Host and Origin must be
 loopback names, plus the bind address when it is not a loopback one.
 """
@@ -313,9 +313,8 @@ def run_http(places, vault: Path, cfg: dict, *, surface: str, host: str, port: i
         names = ", ".join(n for n in security_settings(host).allowed_hosts if not n.endswith(":*"))
         print(f"brain serve --http: requests must name this machine as one of: {names} (others get 421; "
               "to be reached by another name, pass it as --host).", file=sys.stderr, flush=True)
-    from .limits import uvicorn_settings
-
     from .client_rows import forget_serving, note_serving
+    from .limits import uvicorn_settings
 
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False, **uvicorn_settings())
     note_serving(places, surface, f"http://{host}:{bound_port}{MCP_PATH}")
