@@ -7,6 +7,9 @@ in a private BRAIN_HOME, creates a bearer token, and times tools/call
 recall(entity) from the SDK's Streamable HTTP client, one session after
 another. Prints one JSON line per session and one over all calls, with the
 load average (the machine is shared). Target: p50 ≤ 3 ms, p99 ≤ 10 ms.
+A last line times the same calls from a bare keep-alive HTTP client on a
+socket: the server's share, without the SDK client's own work (compare
+`bench/bench_daemon.py`'s per-verb figures for the daemon socket alone).
 """
 
 from __future__ import annotations
@@ -66,6 +69,47 @@ async def one_session(url: str, token: str, calls: int, entity: str) -> list[flo
     return lat
 
 
+def raw_session(url: str, token: str, calls: int, entity: str) -> list[float]:
+    """The same calls from a minimal HTTP/1.1 keep-alive client on a plain socket: the server's
+    share of the latency, without the SDK client's own work."""
+    import socket
+
+    host, port = url.split("//")[1].split("/")[0].rsplit(":", 1)
+    sock = socket.create_connection((host, int(port)))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    answers = sock.makefile("rb")
+    session: dict = {}
+
+    def post(msg: dict) -> bytes:
+        body = json.dumps(msg).encode()
+        head = "".join(f"{k}: {v}\r\n" for k, v in {
+            "Host": f"{host}:{port}", "Authorization": f"Bearer {token}", "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream", "Content-Length": len(body), **session}.items())
+        sock.sendall(f"POST /mcp HTTP/1.1\r\n{head}\r\n".encode() + body)
+        status, headers = answers.readline(), {}
+        while (line := answers.readline()) not in (b"\r\n", b""):
+            k, v = line.decode().split(":", 1)
+            headers[k.strip().lower()] = v.strip()
+        assert b" 20" in status and "content-length" in headers, (status, headers)
+        if "mcp-session-id" in headers:
+            session.update({"mcp-session-id": headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"})
+        return answers.read(int(headers["content-length"]))
+
+    post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}})
+    post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    lat = []
+    for i in range(calls + 10):
+        t0 = time.perf_counter()
+        answer = json.loads(post({"jsonrpc": "2.0", "id": i + 2, "method": "tools/call",
+                                  "params": {"name": "recall", "arguments": {"entity": entity}}}))
+        if i >= 10:  # the first ten warm the connection and the daemon's caches
+            lat.append((time.perf_counter() - t0) * 1000)
+        assert not answer["result"].get("isError"), answer
+    sock.close()
+    return lat
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--calls", type=int, default=300)
@@ -97,6 +141,9 @@ def main() -> int:
         emit(bench="http_recall_entity_all", calls=len(every), p50_ms=round(pct(every, 50), 2),
              p99_ms=round(pct(every, 99), 2), target=TARGET,
              meets_target=pct(every, 50) <= TARGET["p50_ms"] and pct(every, 99) <= TARGET["p99_ms"])
+        raw = raw_session(url, token, ns.calls, ns.entity)
+        emit(bench="http_recall_entity_raw_client", calls=len(raw), p50_ms=round(pct(raw, 50), 2),
+             p99_ms=round(pct(raw, 99), 2))
     finally:
         proc.terminate()
         proc.wait(10)

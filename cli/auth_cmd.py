@@ -79,23 +79,31 @@ def register_clients(auth_app) -> None:
 
     @auth_app.command("clients")
     def clients():
-        """List HTTP clients (bearer tokens and OAuth clients): id, scopes, surface."""
-        from ..daemon.http.tokens import TokenError
-        from ..daemon.http.client_rows import list_clients
+        """List HTTP clients (bearer tokens and OAuth clients) with what they were granted:
+        scopes of their live credentials and the surface they see."""
+        from ..daemon.client.relay import SurfaceError, resolve_surface
+        from ..daemon.http.client_rows import list_clients, server_ceiling
         from ..daemon.http.oauth_store import OAuthStoreError
+        from ..daemon.http.tokens import TokenError
 
+        p = route.places()
         try:
-            rows = list_clients(route.places())
-        except (TokenError, OAuthStoreError) as e:
+            ceiling, source = server_ceiling(p, resolve_surface(None, route.load_config(p))[0])
+            rows = list_clients(p, ceiling)
+        except (TokenError, OAuthStoreError, SurfaceError) as e:
             _fail(str(e))
         if not rows:
             typer.echo("no clients. `brain auth token create NAME` makes a token; OAuth clients appear "
                        "when they register with `brain serve --http`.")
             return
+        typer.echo(f"server surface: {ceiling} (from {source}); no client sees more")
         for r in rows:
-            surface = f"{r.surface} (set by {r.surface_set_by})" if r.surface else "server's"
-            label = "" if r.kind == "token" else f"  {r.name!r}"
-            typer.echo(f"{r.id:<46} {r.kind:<6} {r.scopes:<11} surface {surface:<28} created {r.created_at}{label}")
+            why = f"set by {r.surface_set_by}" if r.surface else "the server's"
+            granted = r.granted or "nothing live"
+            asked = "" if r.kind == "token" else f"  asked {r.asked!r}  {r.name!r}"
+            surface = f"{r.effective} ({why})"
+            typer.echo(f"{r.id:<46} {r.kind:<6} granted {granted:<12} surface {surface:<28} "
+                       f"created {r.created_at}{asked}")
 
     @auth_app.command("rescope-client")
     def rescope_client(client_id: str = typer.Argument(..., metavar="ID", help="an id from `brain auth clients`"),

@@ -3,7 +3,8 @@
 The client discovers the metadata from the 401, registers itself, is sent
 through the approval page, the owner runs `brain auth approve CODE` in a
 terminal, the client exchanges the code (PKCE), calls verbs, refreshes,
-is rescoped and sees its tool list narrow, is revoked and gets 401.
+is rescoped and sees its tool list narrow, is revoked and gets 401; a
+replayed refresh token revokes its grant.
 """
 
 from __future__ import annotations
@@ -174,8 +175,8 @@ def test_oauth_client_end_to_end(http_url, places):
     assert r.returncode == 0, r.stderr
     listed = anyio.run(_session_calls, http_url, auth, lambda s: s.list_tools())
     assert {t.name for t in listed.tools} == set(VERB_NAMES)
-    clients = run_brain("auth", "clients").stdout
-    assert cid in clients and "verbs (set by operator)" in clients
+    line = next(x for x in run_brain("auth", "clients").stdout.splitlines() if x.startswith(cid))
+    assert "granted read write" in line and "surface verbs (set by operator)" in line
 
     # revoked: the very next request is refused
     r = run_brain("auth", "revoke-client", cid)
@@ -208,6 +209,9 @@ def test_request_tools_narrows_but_never_widens(http_url, places):
     assert "write" in env["suggestion"]
     rows = json.loads((places.state_dir / "oauth.json").read_text())["clients"]
     assert [r["surface_set_by"] for r in rows.values()] == ["client"]
+    # the operator's list shows what was granted, beside what was asked for
+    line = next(x for x in run_brain("auth", "clients").stdout.splitlines() if storage.client.client_id in x)
+    assert "granted read " in line and "surface starter (set by client)" in line and "asked 'read write'" in line
 
     # the client revokes its own token (RFC 7009): refused from the next request
     access = storage.tokens.access_token
@@ -218,6 +222,37 @@ def test_request_tools_narrows_but_never_widens(http_url, places):
                                            "client_secret": ""})
     assert r.status_code == 200
     assert _raw_status(http_url, access) == 401
+
+
+def _refresh(base: str, client_id: str, refresh_token: str) -> httpx.Response:
+    return httpx.post(f"{base}/token", data={"grant_type": "refresh_token", "refresh_token": refresh_token,
+                                             "client_id": client_id, "client_secret": ""})
+
+
+def test_a_replayed_refresh_token_revokes_the_grant(http_url, places):
+    """Refresh tokens rotate; one presented a second time was copied, so every
+    token of its grant dies: the next request with any of them gets 401."""
+    storage, owner = MemoryStorage(), OwnerInTheLoop()
+    auth = _provider(http_url, storage, owner)
+    anyio.run(_session_calls, http_url, auth, lambda s: s.list_tools())
+    base, cid, first = http_url.rsplit("/mcp", 1)[0], storage.client.client_id, storage.tokens
+
+    r = _refresh(base, cid, first.refresh_token)
+    assert r.status_code == 200, r.text
+    rotated = r.json()
+    assert _raw_status(http_url, rotated["access_token"]) == 200
+    assert _raw_status(http_url, first.access_token) == 401  # rotated out
+
+    # the first refresh token again: refused, and the grant it came from is revoked
+    again = _refresh(base, cid, first.refresh_token)
+    assert again.status_code == 400 and again.json()["error"] == "invalid_grant"
+    assert _raw_status(http_url, rotated["access_token"]) == 401
+    late = _refresh(base, cid, rotated["refresh_token"])
+    assert late.status_code == 400 and late.json()["error"] == "invalid_grant"
+    snap = json.loads((places.state_dir / "oauth.json").read_text())
+    assert snap["access"] == {} and snap["refresh"] == {}
+    # the client itself stays registered: its owner may approve it again
+    assert list(snap["clients"]) == [cid]
 
 
 def test_bearer_token_rows_are_rescoped_too(http_url, places):
@@ -246,6 +281,28 @@ def test_bearer_token_rows_are_rescoped_too(http_url, places):
     first, second = anyio.run(listed)
     assert first == {t.name for t in surface_tools("full")}
     assert second == {t.name for t in surface_tools("starter")}
+
+
+def test_clients_list_what_they_see_under_the_running_servers_surface(daemon, places):
+    from brain.daemon.http.tokens import create_token
+
+    create_token(places, "laptop", can_write=False)
+    create_token(places, "desk", can_write=True)
+    assert run_brain("auth", "rescope-client", "desk", "--surface", "verbs").returncode == 0
+    proc, url = _start_http("--surface", "starter")
+    try:
+        out = run_brain("auth", "clients").stdout.splitlines()
+    finally:
+        stop_pid(proc.pid)
+        proc.wait(10)
+        proc.stderr.close()
+    assert out[0] == f"server surface: starter (from the HTTP server at {url}); no client sees more"
+    laptop = next(x for x in out if x.startswith("laptop "))
+    desk = next(x for x in out if x.startswith("desk "))
+    assert "granted read " in laptop and "surface starter (the server's)" in laptop
+    assert "granted read write" in desk and "surface verbs (set by operator)" in desk
+    # once the server stops, the ceiling is the configured one again
+    assert run_brain("auth", "clients").stdout.startswith("server surface: full (from config mcp_surface")
 
 
 def test_denied_request_never_gets_a_token(http_url):

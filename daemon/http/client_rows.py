@@ -5,19 +5,25 @@ A client is a bearer token (its id is the token's name) or an OAuth client
 Each row may hold a surface narrower than the server's ceiling; see
 `surfaces` for how the effective surface is computed. The operator sets it
 (`brain auth rescope-client`), a client may only narrow it (`request_tools`).
+`brain auth clients` shows each row as granted: the scopes its live
+credentials carry and the surface it sees under the running server's
+ceiling (which `brain serve --http` records while it runs).
 """
 
 from __future__ import annotations
 
+import os
+import time
 from dataclasses import dataclass
 
 from .tokens import list_tokens, set_token_surface
 from ..protocol.dispatch import unknown_tool_envelope
-from .oauth_store import OAuthStore
+from .oauth_store import SCOPES, OAuthStore
+from .state_file import StateFileError, load_json, save_json
 from ..protocol.params import normalize_and_validate
 from ..protocol.caller import Caller
 from ..protocol.errors import InvalidParams, NotFound, ScopeDenied, VerbError
-from ..protocol.surfaces import SURFACE_ORDER, is_wider, narrowest
+from ..protocol.surfaces import SURFACE_ORDER, effective_surface, is_wider, narrowest
 from ..protocol.tools import ALL_TOOLS, surface_tools
 
 OAUTH_PREFIX = "oauth:"
@@ -28,21 +34,66 @@ class ClientRow:
     id: str
     kind: str  # "token" | "oauth"
     name: str
-    scopes: str
-    surface: str | None
+    granted: str  # the scopes its live credentials carry ("" for an OAuth client with none)
+    asked: str  # what it asked for: an OAuth client's registration scopes; a token's own
+    surface: str | None  # its row's surface, None: the server's
     surface_set_by: str | None
+    effective: str  # what it sees: its row's surface, never wider than the server's
     created_at: str
 
 
-def list_clients(places) -> list[ClientRow]:
-    rows = [ClientRow(t.name, "token", t.name, "read write" if t.can_write else "read", t.surface,
-                      t.surface_set_by, t.created_at) for t in list_tokens(places)]
+def _scope_text(scopes) -> str:
+    have = set(scopes)
+    return " ".join(s for s in SCOPES if s in have)
+
+
+def list_clients(places, ceiling: str) -> list[ClientRow]:
+    """Every HTTP client with what it was granted and the surface it sees under `ceiling`."""
+    rows = []
+    for t in list_tokens(places):
+        scopes = "read write" if t.can_write else "read"
+        rows.append(ClientRow(t.name, "token", t.name, scopes, scopes, t.surface, t.surface_set_by,
+                              effective_surface(ceiling, t.surface), t.created_at))
     snap = OAuthStore(places).snapshot()
+    now = time.time()
     for cid, c in snap["clients"].items():
-        scopes = (c.get("info") or {}).get("scope") or "read"
-        rows.append(ClientRow(OAUTH_PREFIX + cid, "oauth", c.get("name", "?"), scopes, c.get("surface"),
-                              c.get("surface_set_by"), c.get("created_at", "?")))
+        live = [g["scopes"] for kind in ("access", "refresh") for g in snap[kind].values()
+                if g.get("client_id") == cid and g.get("expires_at", 0) >= now]
+        asked = (c.get("info") or {}).get("scope") or "read"
+        rows.append(ClientRow(OAUTH_PREFIX + cid, "oauth", c.get("name", "?"),
+                              _scope_text(s for scopes in live for s in scopes), asked, c.get("surface"),
+                              c.get("surface_set_by"), effective_surface(ceiling, c.get("surface")),
+                              c.get("created_at", "?")))
     return rows
+
+
+def serving_file(places):
+    return places.state_dir / "http_serving.json"
+
+
+def note_serving(places, surface: str, url: str) -> None:
+    """Record the running HTTP server's surface, the ceiling `brain auth clients` reports against."""
+    save_json(serving_file(places), {"pid": os.getpid(), "surface": surface, "url": url})
+
+
+def forget_serving(places) -> None:
+    try:
+        if load_json(serving_file(places), {}).get("pid") == os.getpid():
+            serving_file(places).unlink()
+    except (OSError, StateFileError):
+        pass
+
+
+def server_ceiling(places, configured: str) -> tuple[str, str]:
+    """(surface, where it comes from): the running HTTP server's, else the configured one."""
+    try:
+        row = load_json(serving_file(places), {})
+        os.kill(int(row["pid"]), 0)
+        if row.get("surface") in SURFACE_ORDER:
+            return row["surface"], f"the HTTP server at {row.get('url', '?')}"
+    except (OSError, StateFileError, KeyError, TypeError, ValueError):
+        pass
+    return configured, "config mcp_surface (no HTTP server runs)"
 
 
 def set_client_surface(places, client_id: str, surface: str | None, set_by: str) -> bool:

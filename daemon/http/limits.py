@@ -13,13 +13,16 @@ closes:
 and holds at most MAX_CONNECTIONS open: a newcomer past the cap closes the
 oldest connection that has no request in progress (or is itself refused
 when every connection is busy). A client that goes away mid-body costs one
-log line, never a traceback.
+log line, never a traceback. Its writes go out one send per loop turn
+(one_send).
 """
 
 from __future__ import annotations
 
 import logging
 import time
+
+from .one_send import CoalescedWrites
 
 log = logging.getLogger("brain.http")
 
@@ -39,6 +42,8 @@ def guarded_protocol(header_timeout_s: float = HEADER_TIMEOUT_S, body_idle_timeo
     class GuardedH11Protocol(H11Protocol):
         def connection_made(self, transport) -> None:
             super().connection_made(transport)
+            # a response's headers and body leave in one send (see one_send)
+            self.transport = CoalescedWrites(transport, self.loop)
             self.opened_at = self.waiting_since = self.last_data_at = time.monotonic()
             self.watch = self.loop.call_later(CHECK_EVERY_S, self.check)
             if len(self.connections) > max_connections:
@@ -49,6 +54,7 @@ def guarded_protocol(header_timeout_s: float = HEADER_TIMEOUT_S, body_idle_timeo
             super().data_received(data)
 
         def on_response_complete(self) -> None:
+            self.transport.flush()  # the whole answer is written: send it now, not at the next loop turn
             super().on_response_complete()
             self.waiting_since = time.monotonic()  # for the next request's headers
 

@@ -8,7 +8,8 @@ The SDK's handlers do the protocol (metadata, registration, /authorize,
   (`brain auth approve CODE`) and sends the browser to the waiting page
   (oauth_approval), which hands the code to the client's redirect URI;
 - access tokens are short-lived, refresh tokens rotate, revoking either
-  revokes the whole grant.
+  revokes the whole grant, and so does presenting a refresh token that was
+  already used (it was copied: OAuth 2.1 refresh-token rotation).
 
 `BrainTokenVerifier` accepts both kinds of credential on /mcp: the bearer
 tokens of `brain auth token create` and OAuth access tokens.
@@ -94,7 +95,12 @@ class BrainOAuthProvider:
 
     async def load_refresh_token(self, client: OAuthClientInformationFull, refresh_token: str):
         grant = self.store.grant("refresh", refresh_token)
-        if grant is None or grant.client_id != client.client_id:
+        if grant is None:
+            if self.store.replayed(refresh_token):  # a copy is in other hands: the grant is revoked
+                self.say(f"a used refresh token of OAuth client {client.client_id} was presented again: "
+                         "every token of that grant is revoked; the client must be approved again.")
+            return None
+        if grant.client_id != client.client_id:
             return None
         return _Refresh(token=refresh_token, client_id=grant.client_id, scopes=list(grant.scopes),
                         expires_at=grant.expires_at, resource=grant.resource, family=grant.family)

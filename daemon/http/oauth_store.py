@@ -10,6 +10,10 @@ a secret, and the vault owner's approval is what admits them.
 Lifetimes: a pending request lives `PENDING_TTL_S` (the owner approves
 within it), a code `CODE_TTL_S`, an access token `ACCESS_TTL_S` (short:
 refresh tokens renew it), a refresh token `REFRESH_TTL_S`, rotated on use.
+A spent refresh token's hash is kept until it would have expired: when it
+is presented again, someone holds a copy, so the whole grant (every access
+and refresh token of that authorization) is revoked, and its holder
+connects again through the owner's approval (docs/protocol.md §11.5).
 Revoking a client drops every token it holds; a revoked token or client is
 refused from the next request (the HTTP server re-reads the file when it
 changes).
@@ -34,7 +38,7 @@ REFRESH_TTL_S = 30 * 24 * 3600
 SCOPES = ("read", "write")
 # what the owner reads out and types: no 0/O/1/I, 8 characters (~40 bits, valid 10 minutes)
 _USER_CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
-_KINDS = ("clients", "pending", "codes", "access", "refresh")
+_KINDS = ("clients", "pending", "codes", "access", "refresh", "spent")
 
 
 class OAuthStoreError(ValueError):
@@ -202,25 +206,49 @@ class OAuthStore:
 
     def issue(self, client_id: str, scopes: list[str], resource: str | None, *, family: str | None = None,
               spend_code: str | None = None, spend_refresh: str | None = None) -> tuple[str, str, int]:
-        """New access + refresh tokens; the code or refresh token they replace is spent in the same write."""
+        """New access + refresh tokens; the code or refresh token they replace is spent in the same write.
+        A refresh token spent before revokes its whole grant instead (see `replayed`)."""
         access, refresh = "bat_" + secrets.token_urlsafe(32), "brt_" + secrets.token_urlsafe(32)
         family = family or secrets.token_hex(8)
         now = time.time()
+        replay = False
         with self.edit() as d:
             if spend_code is not None and d["codes"].pop(hash_secret(spend_code), None) is None:
                 raise OAuthStoreError("the authorization code was already used")
             if spend_refresh is not None:
-                if d["refresh"].pop(hash_secret(spend_refresh), None) is None:
-                    raise OAuthStoreError("the refresh token was already used or revoked")
-                # the access tokens of the old refresh token end with it
-                _drop_family(d, family, keep_refresh=True)
-            if client_id not in d["clients"]:
-                raise OAuthStoreError("the client was revoked")
-            base = {"client_id": client_id, "scopes": list(scopes), "resource": resource, "family": family,
-                    "issued_at": now_iso()}
-            d["access"][hash_secret(access)] = {**base, "expires_at": int(now + ACCESS_TTL_S)}
-            d["refresh"][hash_secret(refresh)] = {**base, "expires_at": int(now + REFRESH_TTL_S)}
+                key = hash_secret(spend_refresh)
+                old = d["refresh"].pop(key, None)
+                if old is not None:
+                    d["spent"][key] = {k: old[k] for k in ("client_id", "family", "expires_at")}
+                    # the access tokens of the old refresh token end with it
+                    _drop_family(d, family, keep_refresh=True)
+                elif key in d["spent"]:  # two presentations of one token raced here
+                    _drop_family(d, d["spent"][key]["family"])
+                    replay = True
+                else:
+                    raise OAuthStoreError("the refresh token was revoked")
+            if not replay:
+                if client_id not in d["clients"]:
+                    raise OAuthStoreError("the client was revoked")
+                base = {"client_id": client_id, "scopes": list(scopes), "resource": resource, "family": family,
+                        "issued_at": now_iso()}
+                d["access"][hash_secret(access)] = {**base, "expires_at": int(now + ACCESS_TTL_S)}
+                d["refresh"][hash_secret(refresh)] = {**base, "expires_at": int(now + REFRESH_TTL_S)}
+        if replay:
+            raise OAuthStoreError("the refresh token was already used: its grant is revoked")
         return access, refresh, ACCESS_TTL_S
+
+    def replayed(self, refresh_token: str) -> bool:
+        """True when this refresh token was spent already; then its whole grant is revoked now."""
+        key = hash_secret(refresh_token)
+        if key not in self.snapshot()["spent"]:
+            return False
+        with self.edit() as d:
+            row = d["spent"].get(key)
+            if row is None:
+                return False
+            _drop_family(d, row["family"])
+        return True
 
     def revoke_family(self, family: str) -> None:
         with self.edit() as d:
@@ -230,7 +258,7 @@ class OAuthStore:
         with self.edit() as d:
             if d["clients"].pop(client_id, None) is None:
                 return False
-            for kind in ("pending", "codes", "access", "refresh"):
+            for kind in ("pending", "codes", "access", "refresh", "spent"):
                 for key in [k for k, r in d[kind].items() if r.get("client_id") == client_id]:
                     del d[kind][key]
         return True
@@ -254,6 +282,6 @@ def _drop_family(d: dict, family: str, keep_refresh: bool = False) -> None:
 
 def _drop_expired(d: dict) -> None:
     now = time.time()
-    for kind in ("pending", "codes", "access", "refresh"):
+    for kind in ("pending", "codes", "access", "refresh", "spent"):
         for key in [k for k, r in d[kind].items() if r.get("expires_at", 0) < now]:
             del d[kind][key]

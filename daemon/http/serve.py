@@ -13,9 +13,10 @@ definitions the daemon uses.
 Every request needs `Authorization: Bearer <credential>`: a bearer token
 (`brain auth token create NAME [--write]`) or an OAuth access token (the
 SDK's authorization server, wired in `build_app`; see oauth_provider);
-without a valid one it is answered 401 before any MCP handling. Each HTTP
-session keeps one connection to the daemon (daemon_link); each request's
-surface is the narrowest of the server's and the client's row
+without a valid one it is answered 401 before any MCP handling. Each answer
+is one JSON body (no SSE stream per call). Each HTTP session keeps one
+connection to the daemon (daemon_link), used from the event loop; each
+request's surface is the narrowest of the server's and the client's row
 (client_rows). DNS-rebinding protection is on: Host and Origin must be
 loopback names, plus the bind address when it is not a loopback one.
 """
@@ -82,7 +83,7 @@ def caller_for_request(ctx, ceiling: str) -> Caller:
 
 
 def daemon_sender(places, vault: Path):
-    """A blocking call function that forwards each call to the vault's daemon,
+    """An async call function that forwards each call to the vault's daemon,
     on one connection per HTTP session (see daemon_link)."""
     from ..client.calls import DaemonCallError
     from .daemon_link import DaemonLinks
@@ -90,11 +91,11 @@ def daemon_sender(places, vault: Path):
 
     links = DaemonLinks(lambda: connect_or_start(places, vault)[0])
 
-    def send_call(name: str, arguments, caller: Caller) -> tuple[dict, bool]:
+    async def send_call(name: str, arguments, caller: Caller) -> tuple[dict, bool]:
         preamble = {"surface": caller.surface, "lane": "remote", "client": "brain-http",
                     "transport": "http", "client_id": caller.client_id, "read_only": not caller.can_write}
         try:
-            return links.send(caller.session, preamble, name, arguments)
+            return await links.send(caller.session, preamble, name, arguments)
         except (DaemonCallError, DaemonStartError, OSError) as e:
             log.warning("call %s failed to reach the daemon: %s", name, e)
             return Unavailable(
@@ -186,6 +187,7 @@ def build_app(places, vault: Path, surface: str, host: str, call=None, base_url:
     """The ASGI app: the SDK's Streamable HTTP transport behind its bearer-auth middleware,
     which accepts our tokens and OAuth access tokens; with `base_url` (the URL agents use),
     also the SDK's OAuth authorization server and our approval page."""
+    import anyio
     from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
 
     from .client_rows import request_tools
@@ -195,11 +197,11 @@ def build_app(places, vault: Path, surface: str, host: str, call=None, base_url:
 
     forward = call or daemon_sender(places, vault)
 
-    def send_call(name: str, arguments, caller: Caller):
+    async def send_call(name: str, arguments, caller: Caller):
         # the client's row lives with the HTTP server: narrowing it never reaches the daemon
         if name == "request_tools":
-            return request_tools(places, arguments, caller)
-        return forward(name, arguments, caller)
+            return await anyio.to_thread.run_sync(request_tools, places, arguments, caller)
+        return await forward(name, arguments, caller)
 
     server = build_server(send_call, lambda ctx: caller_for_request(ctx, surface))
     store = OAuthStore(places) if base_url else None
@@ -215,8 +217,13 @@ def build_app(places, vault: Path, surface: str, host: str, call=None, base_url:
         provider, routes = BrainOAuthProvider(store, base_url), approval_routes(store)
     else:
         auth = AuthSettings(issuer_url="http://127.0.0.1", resource_server_url=None)
+    # json_response: each request's answer is one JSON body, which Streamable HTTP lets a server choose
+    # and every client must accept. An SSE stream per call cost framing, and the SDK's client drops
+    # the connection when it stops reading one, so every call paid a new TCP connection. brain never
+    # sends a request or notification to the client in the middle of a call, so nothing is lost.
     app = server.streamable_http_app(
-        streamable_http_path=MCP_PATH, host=host, transport_security=security_settings(host), auth=auth,
+        streamable_http_path=MCP_PATH, json_response=True, host=host, transport_security=security_settings(host),
+        auth=auth,
         token_verifier=BrainTokenVerifier(places, store), auth_server_provider=provider,
         custom_starlette_routes=routes,
     )
@@ -235,10 +242,29 @@ def oauth_base_url(cfg: dict, host: str, port: int) -> str | None:
     return None
 
 
-def run_http(places, vault: Path, cfg: dict, *, surface: str, host: str, port: int) -> int:
-    """Serve until SIGINT/SIGTERM; returns the exit code."""
+def listening_socket(host: str, port: int):
+    """The server's TCP socket, bound and listening (accepting from here on); OSError when it cannot bind.
+
+    It is made as an explicit IPPROTO_TCP socket: asyncio turns TCP_NODELAY on
+    only for sockets that say so, and without it the answer to a keep-alive
+    client's next request waits for that client's delayed ACK (about 40 ms).
+    """
     import socket
 
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host.strip("[]"), port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def run_http(places, vault: Path, cfg: dict, *, surface: str, host: str, port: int) -> int:
+    """Serve until SIGINT/SIGTERM; returns the exit code."""
     import uvicorn
 
     from .tokens import TokenError, list_tokens
@@ -263,15 +289,11 @@ def run_http(places, vault: Path, cfg: dict, *, surface: str, host: str, port: i
         print(f"brain serve --http: {e}", file=sys.stderr)
         return 1
     # bind first, so a busy port is a clear message rather than a traceback
-    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind((host.strip("[]"), port))
+        sock = listening_socket(host, port)
     except OSError as e:
         import errno
 
-        sock.close()
         print(f"error: cannot listen on {host}:{port}: {e.strerror or e}.", file=sys.stderr)
         if e.errno in (errno.EADDRINUSE, errno.EACCES):
             print("fix: pass another --port, or stop the process using it.", file=sys.stderr)
@@ -279,7 +301,6 @@ def run_http(places, vault: Path, cfg: dict, *, surface: str, host: str, port: i
             print("fix: pass --host with an address of this machine (127.0.0.1 for local agents, "
                   "0.0.0.0 for every interface).", file=sys.stderr)
         return 1
-    sock.listen(128)  # accept from here on: the address printed below already works
     bound_port = sock.getsockname()[1]
     base_url = oauth_base_url(cfg, host, bound_port)
     app = build_app(places, vault, surface, host, base_url=base_url)
@@ -293,8 +314,13 @@ def run_http(places, vault: Path, cfg: dict, *, surface: str, host: str, port: i
         names = ", ".join(n for n in security_settings(host).allowed_hosts if not n.endswith(":*"))
         print(f"brain serve --http: requests must name this machine as one of: {names} (others get 421; "
               "to be reached by another name, pass it as --host).", file=sys.stderr, flush=True)
+    from .client_rows import forget_serving, note_serving
     from .limits import uvicorn_settings
 
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False, **uvicorn_settings())
-    uvicorn.Server(config).run(sockets=[sock])
+    note_serving(places, surface, f"http://{host}:{bound_port}{MCP_PATH}")
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        forget_serving(places)
     return 0

@@ -10,11 +10,13 @@ envelopes come from our own validator, as docs/protocol.md §1.4 requires.
 
 Tool calls run in worker threads: a slow call (synthesize, a big
 context_pack) never stalls the event loop that reads everyone else's
-requests.
+requests. (The HTTP front end's calls only wait on the daemon's socket:
+they are awaited on the loop.)
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import threading
@@ -169,12 +171,13 @@ def build_server(
     """A low-level SDK Server answering tools/list and tools/call.
 
     `call(name, arguments, caller)` runs one tool call (blocking, in a worker
-    thread) and returns (body, is_error); `caller_for(ctx)` says who is
-    calling: a fixed Caller for a socket or stdio connection, the token's
-    Caller for an HTTP request.
+    thread; a coroutine function is awaited on the loop instead) and returns
+    (body, is_error); `caller_for(ctx)` says who is calling: a fixed Caller
+    for a socket or stdio connection, the token's Caller for an HTTP request.
     """
     # (surface, registry generation) -> listing: a tool registered later is listed at once
     listings: dict[tuple[str, int], list[dict]] = {}
+    call_is_async = inspect.iscoroutinefunction(call)
     # a CapacityLimiter binds to the running event loop: make them on first use
     limiters = {"fast": limiter, "slow": slow_limiter}
 
@@ -193,9 +196,12 @@ def build_server(
     async def on_call_tool(ctx, params: types.CallToolRequestParams) -> dict:
         caller = caller_for(ctx)
         # `arguments` is whatever the client sent; dispatch validates it
-        body, is_error = await anyio.to_thread.run_sync(
-            call, params.name, params.arguments, caller, limiter=limiter_for(params.name)
-        )
+        if call_is_async:  # it only waits on a socket (the HTTP front end): no worker thread
+            body, is_error = await call(params.name, params.arguments, caller)
+        else:
+            body, is_error = await anyio.to_thread.run_sync(
+                call, params.name, params.arguments, caller, limiter=limiter_for(params.name)
+            )
         return text_result(body, is_error)
 
     server = Server(

@@ -1,0 +1,44 @@
+"""The OAuth store's refresh-token rotation, on its real file: a spent refresh token
+presented again revokes its grant, also when two presentations race past the lookup."""
+
+from __future__ import annotations
+
+import pytest
+
+from brain.daemon.http.oauth_store import OAuthStore, OAuthStoreError
+
+
+def _granted(store: OAuthStore) -> tuple[str, str, str]:
+    store.add_client("c1", "agent", {})
+    access, refresh, _ = store.issue("c1", ["read"], None)
+    return access, refresh, store.grant("refresh", refresh).family
+
+
+def test_rotation_spends_the_old_refresh_token(places):
+    store = OAuthStore(places)
+    access, refresh, family = _granted(store)
+    access2, refresh2, _ = store.issue("c1", ["read"], None, family=family, spend_refresh=refresh)
+    assert store.grant("access", access) is None and store.grant("refresh", refresh) is None
+    assert store.grant("access", access2) and store.grant("refresh", refresh2)
+    assert not store.replayed("brt_never-issued")
+    assert store.grant("access", access2)  # an unknown token revokes nothing
+
+
+def test_a_spent_refresh_token_spent_again_revokes_the_grant(places):
+    """The second of two racing refreshes with one token reaches `issue` after the first spent it."""
+    store = OAuthStore(places)
+    _, refresh, family = _granted(store)
+    access2, refresh2, _ = store.issue("c1", ["read"], None, family=family, spend_refresh=refresh)
+    with pytest.raises(OAuthStoreError, match="already used"):
+        store.issue("c1", ["read"], None, family=family, spend_refresh=refresh)
+    assert store.grant("access", access2) is None and store.grant("refresh", refresh2) is None
+    assert store.client("c1") is not None
+
+
+def test_other_grants_of_the_client_survive_a_replay(places):
+    store = OAuthStore(places)
+    _, refresh, family = _granted(store)
+    other_access, _, _ = store.issue("c1", ["read", "write"], None)  # a second approval, its own grant
+    store.issue("c1", ["read"], None, family=family, spend_refresh=refresh)
+    assert store.replayed(refresh)
+    assert store.grant("access", other_access) is not None
