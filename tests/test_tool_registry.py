@@ -130,3 +130,9 @@ def test_a_declaration_must_be_whole_and_unique():
         with pytest.raises(ValueError):
             REGISTRY.register(broken)
     assert "x" not in REGISTRY
+
+
+def test_a_slow_tool_is_declared_so_and_only_synthesize_is():
+    from brain.daemon.protocol.tools import REGISTRY
+
+    assert [t.name for t in REGISTRY if t.slow] == ["synthesize"]

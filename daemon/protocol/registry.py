@@ -70,6 +70,7 @@ class ToolDef:
     surface: str = "full"  # the narrowest surface showing it; every wider one does too
     verb: str = ""  # CORE or OPTIONAL for a MEMORY_VERBS v1 verb, else ""
     reads_pages: bool = False  # its answer depends on the page index
+    slow: bool = False  # may take seconds to minutes: runs on its own threads (server/mcp.py)
 
     def param(self, name: str) -> Param:
         return next(p for p in self.params if p.name == name)

@@ -120,7 +120,7 @@ SYNTHESIZE = ToolDef(
     ),
     {"title": "synthesize (slow, costly — LLM-backed)", "readOnlyHint": True},
     "Answer a question from several pages with an LLM (slow, costs money).",
-    handler=_handler("synthesize"), surface="verbs", verb=CORE, reads_pages=True,
+    handler=_handler("synthesize"), surface="verbs", verb=CORE, reads_pages=True, slow=True,
 )
 
 FORGET = ToolDef(

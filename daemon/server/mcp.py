@@ -39,9 +39,8 @@ SERVER_NAME = "brain"
 # worker threads for tool calls; SQLite readers and the facts writer take
 # their own locks, so this only bounds memory and context switching
 CALL_THREADS = 8
-# tools that may take seconds to minutes get their own threads, so a burst of
-# them can never starve the fast verbs of workers
-SLOW_TOOLS = frozenset({"synthesize"})
+# tools declared `slow` (protocol/tools.py) get their own threads, so a burst
+# of them can never starve the fast verbs of workers
 SLOW_CALL_THREADS = 4
 # a call that arrives while the index is still attaching waits this long,
 # then runs with what is ready (keyword-only search, `search_degraded`)
@@ -182,7 +181,8 @@ def build_server(
     limiters = {"fast": limiter, "slow": slow_limiter}
 
     def limiter_for(name: str) -> anyio.CapacityLimiter:
-        kind = "slow" if name in SLOW_TOOLS else "fast"
+        tool = REGISTRY.get(name)
+        kind = "slow" if tool is not None and tool.slow else "fast"
         if limiters[kind] is None:
             limiters[kind] = anyio.CapacityLimiter(SLOW_CALL_THREADS if kind == "slow" else CALL_THREADS)
         return limiters[kind]
