@@ -7,6 +7,7 @@ pages; refusals are PageWriteError with the reason and the fix.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from pathlib import Path
@@ -109,7 +110,7 @@ class PageOps:
         if expected_hash is not None:
             raise _stale(slug, None)
         stamp = f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{time.time_ns() % 10**9:09d}"
-        held = self.vault / HELD_DIR / f"{stamp}-{slug.replace('/', '__')}.md"
+        held = self.vault / HELD_DIR / _held_name(stamp, slug)
         try:
             held.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             write_atomic(held, data, mode=0o600, within=self.vault / ".brain")
@@ -168,3 +169,14 @@ class PageOps:
                "WHERE l.to_id = ?" + (" AND p.visibility != 'private'" if remote else "") + " ORDER BY p.slug, l.id")
         return [{"slug": r["slug"], "title": r["title"], "type": r["type"], "context": r["context"] or None,
                  "source": r["source"]} for r in self.db.execute(sql, (row["id"],))]
+
+
+def _held_name(stamp: str, slug: str) -> str:
+    """`<stamp>-<slug, / as __>.md`, shortened with a hash of the slug when a
+    deep slug would pass the file-name limit (255 bytes), so the write is kept."""
+    flat = slug.replace("/", "__")
+    if len(f"{stamp}-{flat}.md".encode()) <= 200:
+        return f"{stamp}-{flat}.md"
+    digest = hashlib.sha256(slug.encode()).hexdigest()[:16]
+    tail = flat.encode()[-120:].decode("utf-8", "ignore")
+    return f"{stamp}-{digest}-{tail}.md"

@@ -111,3 +111,17 @@ def test_superseded_by_never_shows_a_private_fact_id_remotely(engine, remote, lo
         mine, _ = call(engine, "recall", args, local)
         assert [f["superseded_by"] for f in theirs["facts"] if f["id"] == old] == [None]
         assert [f["superseded_by"] for f in mine["facts"] if f["id"] == old] != [None]
+
+
+def test_a_deep_private_slug_is_held_under_a_name_the_file_system_takes(tmp_path):
+    from brain.indexer.page_tools import _held_name
+
+    stamp = "20261203T000000Z-000000001"
+    deep = "/".join(f"{'folder' * 10}{i}" for i in range(6)) + "/plan"   # 6 folders of 61 characters
+    deeper = deep.replace("plan", "plan-b")
+    names = {_held_name(stamp, s) for s in (deep, deeper)}
+    assert len(names) == 2
+    for name in names:
+        assert len(name.encode()) <= 200 and name.startswith(stamp) and name.endswith(".md")
+        (tmp_path / name).write_bytes(b"kept")   # the OS accepts it
+    assert _held_name(stamp, "secret/plan") == f"{stamp}-secret__plan.md"
