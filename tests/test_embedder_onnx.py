@@ -4,6 +4,7 @@ sentence-transformers, the fallback, the priority lane and the build order."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import threading
@@ -85,6 +86,26 @@ def test_the_export_is_cached_by_model_version_and_reused(monkeypatch, tmp_path,
     monkeypatch.setattr(onnx_export.subprocess, "Popen", None)  # an export attempt would raise TypeError
     emb = load_minilm(tmp_path / "cache")
     assert emb.backend == "onnxruntime" and emb.fallback_reason is None
+
+
+def test_a_found_export_is_private_to_its_owner(tmp_path, minilm):  # noqa: F811
+    """The tokenizer came from the model package at 0644; a found export is made 0700/0600 (doctor's rule)."""
+    import stat
+
+    from conftest import MODEL_CACHE
+
+    from brain.indexer import onnx_export
+
+    found = onnx_export.cached(models=MODEL_CACHE)
+    copy = tmp_path / "models" / found.name
+    shutil.copytree(found, copy)
+    for f in copy.iterdir():
+        os.chmod(f, 0o644)
+    os.chmod(copy, 0o755)
+    assert onnx_export.cached(models=tmp_path / "models") == copy
+    modes = {f.name: stat.S_IMODE(f.stat().st_mode) for f in copy.iterdir()}
+    assert "tokenizer.json" in modes and set(modes.values()) == {0o600}, modes
+    assert stat.S_IMODE(copy.stat().st_mode) == 0o700
 
 
 def test_when_the_export_cannot_run_the_daemon_falls_back_and_says_so(monkeypatch, tmp_path, places, local):
