@@ -1,4 +1,5 @@
-"""`brain get SLUG|PATH` prints a page; `brain open SLUG|PATH` opens it.
+"""`brain get PAGE` prints a page; `brain open PAGE` opens it (PAGE: a slug, a
+file path in the vault, or a title only one page has: `page_lookup.Pages.resolve`).
 
 open: an Obsidian vault (one with `.obsidian/`) gets Obsidian's own
 `obsidian://open` URI, handed to the desktop's opener; any other vault opens

@@ -45,8 +45,9 @@ class Pages:
         return dict(self._rows(f"SELECT slug, path FROM pages WHERE slug IN ({marks})", slugs))
 
     def resolve(self, name: str) -> tuple[str, str] | None:
-        """(slug, vault-relative path) of the page `name` means: a slug, or a
-        file path (vault-relative, or absolute inside the vault, `.md` optional)."""
+        """(slug, vault-relative path) of the page `name` means: a slug, a file
+        path (vault-relative, or absolute inside the vault, `.md` optional), or
+        the title of exactly one page (any case)."""
         text = name.strip()
         rel = text
         p = Path(text).expanduser()
@@ -65,6 +66,9 @@ class Pages:
         hit = self._rows("SELECT slug, path FROM pages WHERE slug = ?", (slug,))
         if hit:
             return hit[0]
+        titled = self._rows("SELECT slug, path FROM pages WHERE title = ? COLLATE NOCASE LIMIT 2", (text,))
+        if len(titled) == 1:  # a title people type, when only one page has it
+            return titled[0]
         for c in candidates:  # no index yet: a file is its own answer, if it is a page of this vault
             if c.endswith(".md") and self._inside(c) and (self.vault / c).is_file():
                 return slug, c

@@ -152,10 +152,10 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
         _private(),
     )),
     Command("get", "get_page", (
-        Opt(("PAGE",), "slug", help="a page's slug (people/alice) or its file path (people/Alice.md)"),
+        Opt(("PAGE",), "slug", help="a page's slug (people/alice), its file path (people/Alice.md) or its title"),
     )),
     Command("open", None, (
-        Opt(("PAGE",), None, help="a page's slug (people/alice) or its file path (people/Alice.md)"),
+        Opt(("PAGE",), None, help="a page's slug (people/alice), its file path (people/Alice.md) or its title"),
     ), summary="Open a page: in Obsidian when the vault is one, else in $VISUAL/$EDITOR, else print its path.", common=False),
     Command("call", None, (
         Opt(("VERB",), None, help="a tool name: recall, remember, context_pack, status, ..."),

@@ -69,6 +69,16 @@ def test_get_prints_a_page_by_slug_or_path(vault):
     assert r.returncode == 1 and "did you mean people/canvas-lee" in r.stderr
 
 
+def test_get_takes_a_title_only_one_page_has(vault):
+    brain("index", "-q", "--keyword-only")
+    r = brain("get", "canvas LEE", "--no-daemon")
+    assert r.returncode == 0 and r.stdout.startswith("---\ntitle: Canvas Lee"), r.stderr
+    (vault / "people" / "Other Canvas.md").write_text("---\ntitle: Canvas Lee\n---\nSomeone else.\n")
+    brain("index", "-q", "--keyword-only")
+    r = brain("get", "Canvas Lee", "--no-daemon")
+    assert r.returncode == 1 and "did you mean" in r.stderr  # two pages have it: say which, pick none
+
+
 def _recorder(tmp_path: Path) -> tuple[Path, Path]:
     log = tmp_path / "argv.json"
     script = tmp_path / "record"
