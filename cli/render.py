@@ -41,8 +41,12 @@ def usage_error(message: str, fix: str) -> None:
 
 
 # wire words a person never typed, in the words of the command line
-_WIRE = ((re.compile(r"`?facts\[\]\.fact_id`?"), "the #id that `brain recall` prints"),
-         (re.compile(r"the `id` that remember returned"), "the number `brain remember` printed"))
+_WIRE = ((re.compile(r"`?facts\[\]\.fact_id`? from recall"), "the #id that `brain recall` prints"),
+         (re.compile(r"`?facts\[\]\.fact_id`?"), "the #id that `brain recall` prints"),
+         (re.compile(r"the `id` that remember returned"), "the number `brain remember` printed"),
+         (re.compile(r' \(a number as a string, e\.g\. "42"\)'), ""),
+         (re.compile(r"Run recall with include_expired to see what exists\."),
+          "`brain recall --include-expired` lists the facts, expired ones too."))
 
 
 _ENGLISH = {"entity", "entities", "since", "limit", "query", "reason", "kind", "fact", "grep"}
