@@ -274,7 +274,8 @@ def facts_only_card(engine, name: str, world_only: bool) -> dict | None:
 
 
 def near_misses(engine, name: str, world_only: bool) -> list[dict]:
-    """Keyword near misses for a name that resolved to nothing; any failure ⇒ []."""
+    """Near misses for a name that resolved to nothing, from the page search
+    (keyword, plus vectors once they are built); any failure ⇒ []."""
     try:
         caller = WORLD if world_only else Caller.local()
         hits, _degraded = engine.search_pages(name.strip()[:MAX_NAME], MAX_RUNNERS_UP, caller)
@@ -288,8 +289,7 @@ def near_misses(engine, name: str, world_only: bool) -> list[dict]:
             hits = [h for h in hits if h["slug"] not in private]
         out = []
         for h in hits:
-            # every row came from the keyword arm: at best a probable match,
-            # since the name itself resolved to no page
+            # at best a probable match, since the name itself resolved to no page
             safety = "probable" if h.get("create_safety") in ("exists", "probable") else "unknown"
             out.append({"slug": h["slug"], "title": h.get("title") or h["slug"], "create_safety": safety})
         return out
