@@ -1,6 +1,6 @@
 """`brain connect`: use a brain served by another machine (`brain serve --http` there).
 
-    brain connect URL --token T [--name N] [--install claude|codex]
+    brain connect URL --token T [--name N] [--install claude|codex|opencode|cursor|vscode|gemini]
     brain connect --list | --remove NAME
 
 Connecting checks the server (MCP initialize, then whoami), keeps the URL
@@ -21,6 +21,7 @@ from typing import Optional
 from urllib.parse import urlparse
 
 from . import route
+from .hooks_cmd import MCP_HOST_HELP
 
 
 def default_name(url: str) -> str:
@@ -44,6 +45,10 @@ def check_server(url: str, token: str) -> dict:
         client.close()
 
 
+# claude and codex register through their own CLI, the others by their JSON config file
+INSTALL_HOSTS = ("claude", "codex", "opencode", "cursor", "vscode", "gemini")
+
+
 def register(app) -> None:
     import typer
 
@@ -59,7 +64,7 @@ def register(app) -> None:
                 token: Optional[str] = typer.Option(None, "--token", help="a token from `brain auth token "
                                                     "create NAME` on the server machine"),
                 name: Optional[str] = typer.Option(None, "--name", help="what to call it here (default: the host)"),
-                install: Optional[str] = typer.Option(None, "--install", help="also register it with claude or codex"),
+                install: Optional[str] = typer.Option(None, "--install", help="also register it with an MCP host: " + MCP_HOST_HELP),
                 list_: bool = typer.Option(False, "--list", help="list the remote brains"),
                 remove: Optional[str] = typer.Option(None, "--remove", metavar="NAME", help="forget a remote brain"),
                 header: Optional[str] = typer.Option(None, "--header", metavar="NAME", hidden=True,
@@ -87,12 +92,15 @@ def register(app) -> None:
             if not remove_remote(p, remove):
                 fail(f"no remote brain named {remove!r}", "see `brain connect --list`")
             typer.echo(f"forgot {remove!r}. If a harness has it registered: `claude mcp remove {remove}` or "
-                       f"`codex mcp remove {remove}`.")
+                       f"`codex mcp remove {remove}`; for opencode, Cursor, VS Code or Gemini CLI delete the "
+                       f"{remove!r} entry from its MCP config (docs/harnesses.md lists the files).")
             return
         if not url or not token:
             fail("connect needs the server's URL and a token",
                  "run `brain connect https://HOST/mcp --token T` (make the token on the server with "
                  "`brain auth token create NAME`)")
+        if install and install not in INSTALL_HOSTS:
+            fail(f"--install {install!r}: no such MCP host", f"use one of {MCP_HOST_HELP}")
         if not url.startswith(("http://", "https://")):
             fail(f"{url!r} is not an http(s) URL", "pass the full endpoint, e.g. https://brain.example.org/mcp")
         from ..daemon.client.remote import RemoteError
@@ -117,8 +125,26 @@ def register(app) -> None:
     def _install(harness: str, name: str, url: str) -> int:
         from ..hooks import InstallError
         from ..hooks import install as inst
+        from ..hooks import mcp_files
         from ..hooks import mcp_register as mcp
 
+        if harness in mcp_files.FILE_HOSTS:
+            # a host configured by a JSON file gets the stdio relay: its config holds a
+            # command, never the URL's token (which stays in the 0600 token file)
+            host = mcp_files.FILE_HOSTS[harness]
+            try:
+                changes = mcp_files.plan(host, "user", [*inst.brain_program(), "serve", "--remote", name],
+                                         name=name)
+            except InstallError as e:
+                fail(str(e))
+            if not changes:
+                typer.echo(f"already registered: {host.path('user')} starts the relay to {name!r}.")
+                return 0
+            for line in inst.apply(changes):
+                typer.echo(line)
+            typer.echo(f"{host.label} reaches {name!r} through `brain serve --remote {name}` from its next "
+                       "session (reload the window or restart it).")
+            return 0
         try:
             argv = mcp.remote_add_argv(harness, name, url, inst.brain_program())
         except InstallError as e:

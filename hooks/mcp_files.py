@@ -97,28 +97,33 @@ def _servers(host: FileHost, text: str, root: js.Node, label: str) -> js.Node | 
     return holder.node
 
 
-def add_server(host: FileHost, text: str | None, argv: list[str], label: str = "the file") -> str:
-    """`text` with our server entry in it (replacing an older entry of ours)."""
+def add_server(host: FileHost, text: str | None, argv: list[str], label: str = "the file",
+               name: str = MCP_NAME) -> str:
+    """`text` with our server entry `name` in it (replacing an older entry of that name)."""
     if text is None or not text.strip():
         text = "{}\n"
     entry = host.entry(argv)
     root = _root(text, label)
     servers = _servers(host, text, root, label)
     if servers is None:
-        return js.add_member(text, root, host.servers_key, {MCP_NAME: entry})
-    ours = servers.get(MCP_NAME)
+        return js.add_member(text, root, host.servers_key, {name: entry})
+    ours = servers.get(name)
     if ours is not None:
         if js.value_of(text, ours.node) == entry:
             return text
-        text = js.remove_member(text, servers, MCP_NAME)
+        text = js.remove_member(text, servers, name)
         servers = _servers(host, text, _root(text, label), label)
-    return js.add_member(text, servers, MCP_NAME, entry)
+    return js.add_member(text, servers, name, entry)
 
 
-def plan(host: FileHost, scope: str, argv: list[str], cwd: Path | None = None, environ=None) -> list[Change]:
+def plan(host: FileHost, scope: str, argv: list[str], cwd: Path | None = None, environ=None,
+         name: str = MCP_NAME) -> list[Change]:
+    """The edit that registers `argv` as the server `name` (brain itself by default;
+    a remote brain is registered under its own name, beside it)."""
     path = host.path(scope, cwd, environ)
     old = read_text(path)
-    new = add_server(host, old, argv, str(path))
+    new = add_server(host, old, argv, str(path), name)
     if new == old:
         return []
-    return [Change(path, old, new, f"register brain with {host.label} in {path}")]
+    what = "brain" if name == MCP_NAME else f"the remote brain {name!r}"
+    return [Change(path, old, new, f"register {what} with {host.label} in {path}")]
