@@ -12,7 +12,10 @@ with the load average (the machine is shared):
   --remote NAME` (a second BRAIN_HOME, connected with `brain connect`), median
   of `--runs` after two warm-up runs, and the TCP connections each run opened,
   counted by a loopback forwarder in front of the server
-  (tests/tcp_forwarder.py).
+  (tests/tcp_forwarder.py); once on bare loopback (`rtt_ms` 0) and once with
+  the forwarder playing a network of `--rtt-ms` round trip (each new
+  connection waits one round trip for its TCP handshake; a TLS handshake
+  would add another).
 """
 
 from __future__ import annotations
@@ -72,20 +75,22 @@ def main() -> int:
     ap.add_argument("--calls", type=int, default=300)
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--entity", default="people/priya-raman")
+    ap.add_argument("--rtt-ms", type=float, default=20.0)
     ns = ap.parse_args()
     with http_brain(ns.entity, "bench-remote-") as (env, url, token):
         client_env = dict(env, BRAIN_HOME=str(Path(env["BRAIN_HOME"]) / "client-home"))  # another machine
         lat = warm_sends(url, token, ns.calls, ns.entity)
         emit(bench="remote_send_warm", calls=len(lat), p50_ms=round(pct(lat, 50), 2), p99_ms=round(pct(lat, 99), 2))
-        fwd = Forwarder(url)
-        try:
-            subprocess.run([BRAIN, "connect", fwd.url, "--token", token, "--name", "bench"], env=client_env,
-                           capture_output=True, check=True, timeout=60)
-            walls, conns = cli_runs(client_env, fwd, ns.runs, ns.entity)
-        finally:
-            fwd.close()
-        emit(bench="remote_cli_recall", runs=len(walls), median_ms=round(statistics.median(walls), 1),
-             min_ms=round(min(walls), 1), tcp_connections_per_run=statistics.median(conns))
+        for rtt_ms in (0.0, ns.rtt_ms):
+            fwd = Forwarder(url, rtt_s=rtt_ms / 1000)
+            try:
+                subprocess.run([BRAIN, "connect", fwd.url, "--token", token, "--name", "bench"], env=client_env,
+                               capture_output=True, check=True, timeout=60)
+                walls, conns = cli_runs(client_env, fwd, ns.runs, ns.entity)
+            finally:
+                fwd.close()
+            emit(bench="remote_cli_recall", rtt_ms=rtt_ms, runs=len(walls), median_ms=round(statistics.median(walls), 1),
+                 min_ms=round(min(walls), 1), tcp_connections_per_run=statistics.median(conns))
     return 0
 
 

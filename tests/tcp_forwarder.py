@@ -4,7 +4,10 @@ keep-alive connection) or cut the next requests as they arrive (as a server
 closes a connection at the moment the client sends on it). With `proxy=True`
 it is a tiny HTTP proxy: it records each request line and passes the request
 on in origin form; with `tls` (a server-side ssl.SSLContext) it is an https
-front end to a plain server. Its own event loop runs in a thread. Used by
+front end to a plain server; with `rtt_s` it plays a network of that round
+trip: a new connection's first bytes wait one round trip (the TCP handshake
+a real network costs), every chunk half of one. Its own event loop runs in a
+thread. Used by
 tests/test_remote_keepalive.py and bench/bench_remote.py."""
 
 from __future__ import annotations
@@ -16,10 +19,11 @@ from urllib.parse import urlsplit
 
 
 class Forwarder:
-    def __init__(self, target_url: str, proxy: bool = False, tls=None):
+    def __init__(self, target_url: str, proxy: bool = False, tls=None, rtt_s: float = 0.0):
         parts = urlsplit(target_url)
         self.target = (parts.hostname, parts.port)
         self.proxy = proxy
+        self.rtt_s = rtt_s
         self.accepted = 0
         self.cuts = 0  # connections cut as a request arrived on them
         self.request_lines: list[bytes] = []
@@ -37,6 +41,7 @@ class Forwarder:
 
     async def _serve(self, near_r, near_w) -> None:
         self.accepted += 1
+        await asyncio.sleep(self.rtt_s)  # the handshake's round trip
         far_r, far_w = await asyncio.open_connection(*self.target)
         pair = (near_w, far_w)
         self._open.add(pair)
@@ -58,11 +63,14 @@ class Forwarder:
                 else:
                     answered[0] = True
                 first = False
-                dst.write(data)
-                await dst.drain()
+                if self.rtt_s:  # delivered half a round trip later, in order
+                    self.loop.call_later(self.rtt_s / 2, dst.write, data)
+                else:
+                    dst.write(data)
+                    await dst.drain()
         except (OSError, asyncio.IncompleteReadError):
             pass
-        self._shut(pair)
+        self.loop.call_later(self.rtt_s / 2, self._shut, pair)
 
     def _origin_form(self, data: bytes) -> bytes:
         line, sep, rest = data.partition(b"\r\n")
