@@ -15,6 +15,7 @@ socket: the server's share, without the SDK client's own work (compare
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -110,13 +111,11 @@ def raw_session(url: str, token: str, calls: int, entity: str) -> list[float]:
     return lat
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--calls", type=int, default=300)
-    ap.add_argument("--sessions", type=int, default=3)
-    ap.add_argument("--entity", default="people/priya-raman")
-    ns = ap.parse_args()
-    home = Path(tempfile.mkdtemp(prefix="bench-http-", dir="/tmp"))
+@contextlib.contextmanager
+def http_brain(entity: str, prefix: str = "bench-http-"):
+    """A daemon on a copy of sample_brain/ with one fact about `entity` and `brain serve --http` in
+    front of it, in a private BRAIN_HOME: (env, url, token); all stopped and removed afterwards."""
+    home = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
     vault = home / "vault"
     shutil.copytree(REPO / "sample_brain", vault, ignore=shutil.ignore_patterns(".brain"))
     env = dict(os.environ, BRAIN_HOME=str(home), HF_HUB_OFFLINE="1")
@@ -128,10 +127,25 @@ def main() -> int:
     places = Places.from_env({"BRAIN_HOME": str(home)})
     config_mod.save(places.config_file, {"vault": str(vault), "embeddings.enabled": False})
     token = create_token(places, "bench", can_write=True)
-    subprocess.run([BRAIN, "remember", "Priya leads the ledger work", "-p", "bench", "-e", ns.entity],
+    subprocess.run([BRAIN, "remember", "Priya leads the ledger work", "-p", "bench", "-e", entity],
                    env=env, capture_output=True, check=True)
     proc, url = start_http(env)
     try:
+        yield env, url, token
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        subprocess.run([BRAIN, "daemon", "stop"], env=env, capture_output=True, timeout=30)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--calls", type=int, default=300)
+    ap.add_argument("--sessions", type=int, default=3)
+    ap.add_argument("--entity", default="people/priya-raman")
+    ns = ap.parse_args()
+    with http_brain(ns.entity) as (_, url, token):
         every = []
         for i in range(ns.sessions):
             lat = anyio.run(one_session, url, token, ns.calls, ns.entity)
@@ -144,11 +158,6 @@ def main() -> int:
         raw = raw_session(url, token, ns.calls, ns.entity)
         emit(bench="http_recall_entity_raw_client", calls=len(raw), p50_ms=round(pct(raw, 50), 2),
              p99_ms=round(pct(raw, 99), 2))
-    finally:
-        proc.terminate()
-        proc.wait(10)
-        subprocess.run([BRAIN, "daemon", "stop"], env=env, capture_output=True, timeout=30)
-        shutil.rmtree(home, ignore_errors=True)
     return 0
 
 
