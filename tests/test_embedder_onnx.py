@@ -229,3 +229,29 @@ def test_the_build_embeds_likely_pages_first_and_reports_its_rate(tmp_path, mini
     assert snap["state"] == "done" and snap["done"] == snap["total"] == 30 and snap["eta_s"] == 0
     v.close()
     db.close()
+
+
+def test_the_time_left_follows_the_characters_left_not_the_chunk_count():
+    """Each window is embedded shortest first: 100 short chunks done fast must not
+    promise that the 1,800 longer ones left go as fast (docs in BuildMeter)."""
+    from brain.indexer.build_order import BuildMeter
+
+    m = BuildMeter(workers=2)
+    m.start(1900)
+    m.advance(8, 1900, work_done=80, work_left=99_920)        # the first batch: the pace is measured from here
+    assert m.snapshot()["eta_s"] is None                       # one reading is no pace yet
+    time.sleep(0.2)
+    m.advance(100, 1900, work_done=1_000, work_left=99_000)   # 10 characters a chunk so far, 55 left on average
+    snap = m.snapshot()
+    chunk_eta = (1900 - 100) / snap["rate_chunks_per_s"]
+    assert snap["eta_s"] >= 4 * chunk_eta          # 99,000 characters at ~4,600 a second: ~20 s, not ~4
+    m.advance(1900, 1900, work_done=100_000, work_left=0)
+    assert m.snapshot()["eta_s"] == 0
+    plain = BuildMeter()                             # a builder that reports no work: chunks, as before
+    plain.start(200)
+    plain.advance(0, 200)
+    time.sleep(0.2)
+    plain.advance(20, 200)                           # 100 a second, 180 left: about 2 s
+    assert 1 <= plain.snapshot()["eta_s"] <= 4
+    m.finish()
+    assert m.snapshot()["eta_s"] == 0 and m.snapshot()["rate_chunks_per_s"] is None
