@@ -233,10 +233,27 @@ def _forget(b: dict) -> None:
         print(f"fact #{b['id']} was already expired; nothing changed")
 
 
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 1}
+
+
+def related_suggestions(name: str, suggestions: list[dict]) -> list[dict]:
+    """A miss's suggestions that share a word with the name a person typed.
+
+    The daemon's near misses come from the page search, which also matches
+    page bodies and headings: `people/me` finds companies with a "People"
+    section. For the terminal only those named like the name are kept (MCP
+    callers get the daemon's list as it is)."""
+    wanted = _words(name.rsplit("/", 1)[-1])  # the folder (people/, companies/) names no one
+    return [s for s in suggestions
+            if wanted & _words(f"{s.get('slug', '').rsplit('/', 1)[-1]} {s.get('title', '')}")]
+
+
 def _entity(b: dict, args: dict, near: list | None = None) -> None:
     if not b.get("found"):
         named = f" {args['name']!r}" if args.get("name") else ""
-        options = [(s["slug"], s["title"]) for s in b.get("suggestions", [])] or list(near or [])
+        kept = related_suggestions(args.get("name") or "", b.get("suggestions", []))
+        options = [(s["slug"], s["title"]) for s in kept] or list(near or [])
         print(f"no such entity{named}" + ("; did you mean:" if options else ""))
         for slug, title in options:
             print(f"  {slug}  — {title}")

@@ -139,7 +139,8 @@ def _run(argv: list[str]) -> int:
 def _lookups(cmd: Command, body: dict, args: dict) -> dict:
     """What the page index adds for a person: result file paths, near entity names."""
     wants_paths = cmd.name == "recall" and body.get("results")
-    wants_near = cmd.name == "entity" and not body.get("found") and not body.get("suggestions")
+    wants_near = cmd.name == "entity" and not body.get("found") and \
+        not render.related_suggestions(args.get("name") or "", body.get("suggestions", []))
     if not (wants_paths or wants_near):
         return {}
     from .route import places, vault_path

@@ -117,6 +117,17 @@ def test_did_you_mean_for_flags_commands_and_entities(vault):
     assert r.returncode == 0 and "people/canvas-lee" in r.stdout and "did you mean" in r.stdout
 
 
+def test_an_entity_miss_suggests_names_not_pages_that_merely_mention_the_words(vault):
+    (vault / "companies").mkdir()
+    (vault / "companies" / "Acme.md").write_text("---\ntitle: Acme\n---\n## People\nMe and the people of Acme.\n")
+    brain("index", "-q", "--keyword-only")
+    body = json.loads(brain("call", "entity", '{"name": "people/me"}', "--no-daemon").stdout)
+    assert "companies/acme" in [s["slug"] for s in body["suggestions"]]  # the search's near miss, for agents
+    r = brain("entity", "people/me", "--no-daemon")
+    assert r.returncode == 0 and "no such entity 'people/me'" in r.stdout
+    assert "companies/acme" not in r.stdout  # a person is shown names like the one typed
+
+
 @pytest.mark.parametrize("since", ["yesterday", "today", "last week", "last month", "2 weeks ago", "3 days ago",
                                    "2026-06-12", "2026-06-12T09:30:00Z", "8 hours ago"])
 def test_since_accepts_what_people_type(vault, since):
