@@ -85,22 +85,7 @@ def _finished(d: Path) -> Path | None:
         return None
     if manifest.get("format") != EXPORT_FORMAT or not (d / "model.onnx").is_file():
         return None
-    _owner_only(d)
     return d
-
-
-def _owner_only(d: Path) -> None:
-    """The export's folder 0700 and its files 0600, like everything else in the
-    state folder (docs/architecture.md, "Where state lives"); an export written
-    before the tokenizer copy was made private is repaired when it is found."""
-    try:
-        for f in d.iterdir():
-            if f.is_file() and not f.is_symlink() and f.stat().st_mode & 0o077:
-                os.chmod(f, 0o600)
-        if d.stat().st_mode & 0o077:
-            os.chmod(d, 0o700)
-    except OSError:
-        pass  # read-only cache: `brain doctor permissions` names it
 
 
 def ensure(cache_root: Path | None = None, models: Path | None = None, timeout_s: float = EXPORT_TIMEOUT_S,
@@ -187,7 +172,10 @@ def export_to(out: Path) -> None:
                               output_names=["last_hidden_state"], opset_version=OPSET, dynamo=False,
                               dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_type_ids": axes,
                                             "last_hidden_state": axes})
-        shutil.copyfile(src / "tokenizer.json", tmp / "tokenizer.json")  # not copy2: the package's 0644 would come along
+        # copyfile, not copy2: the file takes the umask the daemon runs with (077), not the
+        # package's 0644; an export an older brain left readable is repaired by the daemon's
+        # start (daemon/private_files.py repair_modes over the cache folder)
+        shutil.copyfile(src / "tokenizer.json", tmp / "tokenizer.json")
         manifest = {"format": EXPORT_FORMAT, "model": model_id(), "opset": OPSET, "torch": torch.__version__,
                     **_settings(src)}
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
@@ -199,7 +187,6 @@ def export_to(out: Path) -> None:
         worst = float(np.min(np.sum(want * got, axis=1)))
         if worst < CHECK_MIN_COSINE:
             raise ExportFailed(f"the exported model disagrees with sentence-transformers (cosine {worst:.6f})")
-        _owner_only(tmp)
         try:
             os.rename(tmp, out)
         except OSError:

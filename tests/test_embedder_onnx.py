@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 import threading
 import time
@@ -88,24 +89,18 @@ def test_the_export_is_cached_by_model_version_and_reused(monkeypatch, tmp_path,
     assert emb.backend == "onnxruntime" and emb.fallback_reason is None
 
 
-def test_a_found_export_is_private_to_its_owner(tmp_path, minilm):  # noqa: F811
-    """The tokenizer came from the model package at 0644; a found export is made 0700/0600 (doctor's rule)."""
+def test_the_export_writes_nothing_others_can_read(tmp_path):
+    """The export child runs with the daemon's umask (077): every file it writes is 0600,
+    the tokenizer copied out of the model package (0644 there) too, as doctor requires."""
     import stat
 
-    from conftest import MODEL_CACHE
-
-    from brain.indexer import onnx_export
-
-    found = onnx_export.cached(models=MODEL_CACHE)
-    copy = tmp_path / "models" / found.name
-    shutil.copytree(found, copy)
-    for f in copy.iterdir():
-        os.chmod(f, 0o644)
-    os.chmod(copy, 0o755)
-    assert onnx_export.cached(models=tmp_path / "models") == copy
-    modes = {f.name: stat.S_IMODE(f.stat().st_mode) for f in copy.iterdir()}
+    out = tmp_path / "models" / "export"
+    done = subprocess.run([sys.executable, "-m", "brain.indexer.onnx_export", str(out)], capture_output=True,
+                          text=True, timeout=600, preexec_fn=lambda: os.umask(0o077),
+                          env=dict(os.environ, HF_HUB_OFFLINE="1"))
+    assert done.returncode == 0, done.stderr
+    modes = {f.name: stat.S_IMODE(f.stat().st_mode) for f in out.iterdir()}
     assert "tokenizer.json" in modes and set(modes.values()) == {0o600}, modes
-    assert stat.S_IMODE(copy.stat().st_mode) == 0o700
 
 
 def test_when_the_export_cannot_run_the_daemon_falls_back_and_says_so(monkeypatch, tmp_path, places, local):
