@@ -21,7 +21,7 @@ from typing import Optional
 from urllib.parse import urlparse
 
 from . import route
-from .hooks_cmd import MCP_HOST_HELP
+from .hooks_cmd import MCP_HOST_HELP, mcp_file_install
 
 
 def default_name(url: str) -> str:
@@ -43,10 +43,6 @@ def check_server(url: str, token: str) -> dict:
         return {"server": info.get("name"), "version": info.get("version"), **who}
     finally:
         client.close()
-
-
-# claude and codex register through their own CLI, the others by their JSON config file
-INSTALL_HOSTS = ("claude", "codex", "opencode", "cursor", "vscode", "gemini")
 
 
 def register(app) -> None:
@@ -99,7 +95,10 @@ def register(app) -> None:
             fail("connect needs the server's URL and a token",
                  "run `brain connect https://HOST/mcp --token T` (make the token on the server with "
                  "`brain auth token create NAME`)")
-        if install and install not in INSTALL_HOSTS:
+        from ..hooks.mcp_files import FILE_HOSTS
+        from ..hooks.mcp_register import MCP_HOSTS
+
+        if install and install not in (*MCP_HOSTS, *FILE_HOSTS):
             fail(f"--install {install!r}: no such MCP host", f"use one of {MCP_HOST_HELP}")
         if not url.startswith(("http://", "https://")):
             fail(f"{url!r} is not an http(s) URL", "pass the full endpoint, e.g. https://brain.example.org/mcp")
@@ -128,23 +127,8 @@ def register(app) -> None:
         from ..hooks import mcp_files
         from ..hooks import mcp_register as mcp
 
-        if harness in mcp_files.FILE_HOSTS:
-            # a host configured by a JSON file gets the stdio relay: its config holds a
-            # command, never the URL's token (which stays in the 0600 token file)
-            host = mcp_files.FILE_HOSTS[harness]
-            try:
-                changes = mcp_files.plan(host, "user", [*inst.brain_program(), "serve", "--remote", name],
-                                         name=name)
-            except InstallError as e:
-                fail(str(e))
-            if not changes:
-                typer.echo(f"already registered: {host.path('user')} starts the relay to {name!r}.")
-                return 0
-            for line in inst.apply(changes):
-                typer.echo(line)
-            typer.echo(f"{host.label} reaches {name!r} through `brain serve --remote {name}` from its next "
-                       "session (reload the window or restart it).")
-            return 0
+        if harness in mcp_files.FILE_HOSTS:  # the stdio relay; the token stays in the 0600 token file
+            return mcp_file_install(harness, "user", False, remote=name)
         try:
             argv = mcp.remote_add_argv(harness, name, url, inst.brain_program())
         except InstallError as e:

@@ -103,8 +103,10 @@ def hooks_uninstall(harness: str, project: bool, dry_run: bool) -> int:
     return 0
 
 
-def _mcp_file_install(name: str, scope: str, dry_run: bool) -> int:
-    """Register with a host that reads its MCP servers from a JSON file."""
+def mcp_file_install(name: str, scope: str, dry_run: bool, remote: str | None = None) -> int:
+    """Register with a host that reads its MCP servers from a JSON file: brain
+    itself, or with `remote` the stdio relay to that remote brain, under its name
+    (the host's file then holds a command, never the remote's token)."""
     from ..hooks import install as inst
     from ..hooks import mcp_files
     from ..hooks import mcp_register as mcp
@@ -114,17 +116,19 @@ def _mcp_file_install(name: str, scope: str, dry_run: bool) -> int:
         typer.echo(f"error: {host.label} has no {scope} scope.", err=True)
         typer.echo("fix: use --scope user (every project) or --scope project (this repository).", err=True)
         return 2
+    args, entry = (["serve", "--remote", remote], remote) if remote else (list(mcp.MCP_SERVER_ARGS), mcp.MCP_NAME)
+    what = f"the relay to {remote!r}" if remote else "brain"
     try:
-        changes = mcp_files.plan(host, scope, [*inst.brain_program(), *mcp.MCP_SERVER_ARGS])
+        changes = mcp_files.plan(host, scope, [*inst.brain_program(), *args], name=entry)
     except inst.InstallError as e:
         typer.echo(f"error: {e}", err=True)
         return 1
     if not changes:
-        typer.echo(f"already registered: {host.path(scope)} starts brain; nothing to do.")
+        typer.echo(f"already registered: {host.path(scope)} starts {what}; nothing to do.")
         return 0
     _show_plan(changes, dry_run)
     if not dry_run:
-        typer.echo(f"{host.label} starts brain with its next session (reload the window or restart it).")
+        typer.echo(f"{host.label} starts {what} with its next session (reload the window or restart it).")
     return 0
 
 
@@ -137,7 +141,7 @@ def mcp_install(harness: str, scope: str, dry_run: bool) -> int:
     from ..hooks import mcp_register as mcp
 
     if harness in mcp_files.FILE_HOSTS:
-        return _mcp_file_install(harness, scope, dry_run)
+        return mcp_file_install(harness, scope, dry_run)
     if harness == "codex" and scope != "user":
         typer.echo(f"error: codex registers MCP servers for your user only (in {inst.codex_home() / 'config.toml'}); "
                    f"--scope {scope} cannot be honoured.", err=True)
