@@ -44,9 +44,7 @@ def usage_error(message: str, fix: str) -> None:
 _WIRE = ((re.compile(r"`?facts\[\]\.fact_id`? from recall"), "the #id that `brain recall` prints"),
          (re.compile(r"`?facts\[\]\.fact_id`?"), "the #id that `brain recall` prints"),
          (re.compile(r"the `id` that remember returned"), "the number `brain remember` printed"),
-         (re.compile(r' \(a number as a string, e\.g\. "42"\)'), ""),
-         (re.compile(r"Run recall with include_expired to see what exists\."),
-          "`brain recall --include-expired` lists the facts, expired ones too."))
+         (re.compile(r' \(a number as a string, e\.g\. "42"\)'), ""))
 
 
 _ENGLISH = {"entity", "entities", "since", "limit", "query", "reason", "kind", "fact", "grep"}
@@ -58,7 +56,12 @@ def speak_cli(text: str, cmd=None) -> str:
         text = pattern.sub(words, text)
     if cmd is None:
         return text
-    for o in cmd.all_opts():
+    from .verb_commands import COMMANDS
+
+    # this command's parameters first; then any other command's underscored one (no English
+    # word has an underscore), as when forget's fix says to run recall with include_expired
+    others = [o for c in COMMANDS.values() if c is not cmd for o in c.all_opts() if o.param and "_" in o.param]
+    for o in [*cmd.all_opts(), *others]:
         if o.param and not o.positional:
             # a plain word that is also English ("since", "limit") is the wire's only when quoted
             quote = "[\"`]" if o.param in _ENGLISH else "[\"`]?"

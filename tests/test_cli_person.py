@@ -146,7 +146,7 @@ def test_errors_name_flags_not_wire_keys(vault):
     assert speak_cli("budget_tokens must be positive", recall) == "--budget must be positive"
     forget = subprocess.run([*BRAIN, "forget", "abc", "--no-daemon"], capture_output=True, text=True)
     assert forget.returncode == 1 and "fact_id" not in forget.stderr and "brain recall" in forget.stderr
-    assert "include_expired" not in forget.stderr and "`brain recall --include-expired`" in forget.stderr
+    assert "include_expired" not in forget.stderr and "recall with --include-expired" in forget.stderr
     assert "from recall" not in forget.stderr and "a number as a string" not in forget.stderr
     assert GENERIC_PARAM_SUGGESTION not in forget.stderr
 
