@@ -66,7 +66,7 @@ class Pages:
         hit = self._rows("SELECT slug, path FROM pages WHERE slug = ?", (slug,))
         if hit:
             return hit[0]
-        titled = self._rows("SELECT slug, path FROM pages WHERE title = ? COLLATE NOCASE LIMIT 2", (text,))
+        titled = self._rows("SELECT slug, path FROM pages WHERE title_key = ? LIMIT 2", (text.lower(),))
         if len(titled) == 1:  # a title people type, when only one page has it
             return titled[0]
         for c in candidates:  # no index yet: a file is its own answer, if it is a page of this vault

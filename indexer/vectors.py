@@ -28,6 +28,7 @@ log = logging.getLogger("brain.vectors")
 
 EMBED_BATCH = 8           # chunks per background embed call: the lane yields to queries between batches
 WINDOW = 256              # pending texts fetched and length-sorted at a time
+SAVE_EVERY_S = 30.0       # debounce for persisting incremental changes
 # a text's share of the build's work, for its time estimate (build_order.BuildMeter):
 # its characters plus a fixed cost, measured on the ONNX embedder at about 0.7 ms a
 # text and 26 µs a character for texts of 40–800 characters
@@ -36,7 +37,6 @@ TEXT_WORK_CHARS = 26
 
 def _work(text: str) -> int:
     return len(text) + TEXT_WORK_CHARS
-SAVE_EVERY_S = 30.0       # debounce for persisting incremental changes
 
 
 class ChunkVectors(ContentGraph):
