@@ -84,16 +84,21 @@ class Pages:
         return not any(part.startswith(".") for part in Path(os.path.relpath(real, root)).parts)
 
     def near(self, name: str, n: int = 3) -> list[tuple[str, str]]:
-        """Up to n (slug, title) pages whose slug, title, alias or file name is close to `name`."""
+        """Up to n (slug, title) pages whose name — slug without its folder, title,
+        alias or file name — is close to `name` without its folder: the folder
+        (`people/`) would make `people/me` look like every person's slug."""
+        wanted = name.strip().lower().removesuffix(".md").rsplit("/", 1)[-1]
+        if len(wanted) < 3:  # "me" is 0.67 alike "acme": too short to be misspelt
+            return []
         rows = self._rows("SELECT p.slug, p.title, p.path, a.alias FROM pages p "
                           "LEFT JOIN aliases a ON a.page_id = p.id")
         keys: dict[str, tuple[str, str]] = {}
         for slug, title, path, alias in rows:
-            for k in (slug, slug.rsplit("/", 1)[-1], title, path, Path(path).stem, alias):
+            for k in (slug.rsplit("/", 1)[-1], title, Path(path).stem, alias):
                 if k:
                     keys.setdefault(k.lower(), (slug, title))
         out: list[tuple[str, str]] = []
-        for k in difflib.get_close_matches(name.lower(), list(keys), n=n * 3, cutoff=0.6):
+        for k in difflib.get_close_matches(wanted, list(keys), n=n * 3, cutoff=0.6):
             if keys[k] not in out:
                 out.append(keys[k])
         return out[:n]

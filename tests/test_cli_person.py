@@ -126,6 +126,9 @@ def test_an_entity_miss_suggests_names_not_pages_that_merely_mention_the_words(v
     r = brain("entity", "people/me", "--no-daemon")
     assert r.returncode == 0 and "no such entity 'people/me'" in r.stdout
     assert "companies/acme" not in r.stdout  # a person is shown names like the one typed
+    assert "did you mean" not in r.stdout  # and "me" is too short to be a misspelling of anything
+    r = brain("entity", "people/canvs-lee", "--no-daemon")
+    assert "people/canvas-lee" in r.stdout  # the folder does not count against a near name
 
 
 @pytest.mark.parametrize("since", ["yesterday", "today", "last week", "last month", "2 weeks ago", "3 days ago",
