@@ -13,7 +13,11 @@ about three minutes by default:
    lines (not UTF-8, deep nesting, huge integers, non-object arguments);
 4. an idle and half-sent connection flood on `brain serve --http`, with
    legitimate calls during it;
-5. `brain serve` across daemon kills, calls in flight.
+5. `brain serve` across daemon kills, calls in flight;
+6. the targeted attacks of `abuse_attacks.py` (a replaced or torn facts
+   log, reused ids, two synced copies, bad private marks, floods), each on
+   daemons of its own, as a table of attempts / held / broke
+   (`--no-attacks` skips them).
 
 A private page and private facts carry a marker; any remote answer that
 contains it is counted. The last line sums up: acknowledged writes lost,
@@ -39,6 +43,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from abuse_attacks import run_attacks, summary as attacks_summary, table as attacks_table  # noqa: E402
 from abuse_front_ends import BRAIN, daemon_pid, http_flood, relay_kills  # noqa: E402
 from abuse_judge import MARKER, MIXED, Tally  # noqa: E402
 from bench_daemon import SocketClient  # noqa: E402  (one raw socket client for the benches)
@@ -198,6 +203,7 @@ def main() -> int:
     ap.add_argument("--idle", type=int, default=300)
     ap.add_argument("--relay-rounds", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--no-attacks", action="store_true", help="skip the targeted attacks (phase 6)")
     ns = ap.parse_args()
 
     home = Path(tempfile.mkdtemp(prefix="ba-", dir="/tmp"))
@@ -249,6 +255,10 @@ def main() -> int:
             "loadavg": open("/proc/loadavg").read().split()[:3],
         }
         print(json.dumps(summary), flush=True)
+        if not ns.no_attacks:
+            rows = run_attacks()
+            print(json.dumps(attacks_summary(rows)), flush=True)
+            print(attacks_table(rows), flush=True)
         for sample in tally.non_envelope[:5]:
             print(json.dumps({"bench": "abuse_non_envelope_sample", "answer": sample}), flush=True)
         for sample in tally.leaks[:5]:
