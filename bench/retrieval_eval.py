@@ -1,6 +1,7 @@
 """Retrieval evaluation: does recall find what it was told?
 
     python bench/retrieval_eval.py [--smoke] [--mode keyword|hybrid|both] [--no-pages]
+                                   [--set ours|hard-tune|hard-report|all] [--no-baselines]
 
 Builds a brain in a temp BRAIN_HOME, remembers every turn of the
 conversational memory set (`bench/data/conversations.md`) as one fact through
@@ -10,6 +11,16 @@ returns against each question's evidence turns: R@1, R@5, R@10 (share of the
 evidence in the top k) and MRR. Questions with no answer in the set score
 `no_answer_empty`: the share for which recall returned no facts at all.
 Page figures come from `bench/eval_pages.py` when it is present.
+
+Beside brain's figures, the textbook baselines of `eval_baselines.py`
+(BM25 alone, MiniLM alone, their RRF, and RRF over turns with their
+neighbours) are computed in the same run on the same turns and questions,
+with the same metrics: a ranking change counts as a gain over them, not as
+an absolute number. `--set` picks the conversations: `ours` (the set above,
+written by the project), `hard-tune` and `hard-report` (`bench/data/hard/`:
+long, messy conversations whose questions were written by someone who saw
+only the conversations; tune on the first, report the second, never the
+other way round).
 
 Prints one JSON line per (set, mode) and then a table. `--smoke` asks a
 slice of the questions (the whole set is still remembered).
@@ -38,21 +49,29 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from eval_common import TempBrain, call, loadavg, rank_metrics  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
-SMOKE_DIALOGUES = ("d1", "d3", "d6")
+SMOKE_DIALOGUES = ("d1", "d3", "d6", "h1", "h3")
 _TURN = re.compile(r"^(\d+) ([^:]+): (.+)$")
+_DIALOGUE = re.compile(r"^# ([a-z]+\d+) ")
+# name -> (conversations, questions)
+SETS = {
+    "ours": (DATA / "conversations.md", DATA / "questions.tsv"),
+    "hard-tune": (DATA / "hard" / "conv_a.md", DATA / "hard" / "questions_a.tsv"),
+    "hard-report": (DATA / "hard" / "conv_b.md", DATA / "hard" / "questions_b.tsv"),
+}
 
 
 def load_turns(path: Path = DATA / "conversations.md") -> list[dict]:
     """Every turn: {id, dialogue, session, date, speaker, text}."""
     turns, dialogue, session, date = [], None, None, None
     for line in path.read_text().splitlines():
-        if line.startswith("# d"):
-            dialogue = line[2:].split()[0]
+        if m := _DIALOGUE.match(line):
+            dialogue, session = m.group(1), None
         elif line.startswith("## "):
             session, date = line[3:].split()
         elif dialogue and session and (m := _TURN.match(line)):
             turns.append({"id": f"{dialogue}.{session}.{m.group(1)}", "dialogue": dialogue, "session": session,
-                          "date": date, "speaker": m.group(2), "text": m.group(3)})
+                          "session_key": f"{dialogue}.{session}", "date": date, "speaker": m.group(2),
+                          "text": m.group(3)})
     return turns
 
 
@@ -78,44 +97,74 @@ def smoke_slice(questions: list[dict]) -> list[dict]:
     return keep + [q for q in questions if not q["evidence"]][:4]
 
 
+def score(questions: list[dict], ranked_per_q: list[list[str]], prefix: str = "conversational") -> dict:
+    """R@k and MRR overall and per question type; the share of no-answer questions left empty."""
+    runs, per_type, empty_none = [], {}, []
+    for q, ranked in zip(questions, ranked_per_q):
+        if not q["evidence"]:
+            empty_none.append(not ranked)
+            continue
+        pair = (ranked[:10], set(q["evidence"]))
+        runs.append(pair)
+        per_type.setdefault(q["type"], []).append(pair)
+    out = {prefix: rank_metrics(runs)}
+    for kind, pairs in sorted(per_type.items()):
+        out[f"{prefix}/{kind}"] = rank_metrics(pairs)
+    if empty_none:
+        out[prefix]["no_answer_empty"] = round(sum(empty_none) / len(empty_none), 3)
+        out[prefix]["no_answer_n"] = len(empty_none)
+    return out
+
+
+def baselines(turns: list[dict], questions: list[dict], prefix: str) -> dict[str, dict]:
+    """The textbook rankings of eval_baselines.py on the same turns and questions, scored the same way."""
+    from eval_baselines import rank_all, with_neighbours
+
+    asked = [q for q in questions if q["evidence"]]
+    texts = [fact_args(t)["fact"] for t in turns]
+    ranked = rank_all([t["id"] for t in turns], texts, [q["question"] for q in asked],
+                      neighbour_texts=with_neighbours(turns, lambda t: fact_args(t)["fact"]))
+    return {name: score(asked, lists, prefix) for name, lists in ranked.items()}
+
+
 async def _run_conversations(brain: TempBrain, turns: list[dict], questions: list[dict]) -> dict:
     async with brain.session() as s:
         by_fact: dict[str, str] = {}
         for t in turns:
             body = await call(s, "remember", fact_args(t))
             by_fact[body["id"]] = t["id"]
-        runs, per_type, empty_none, lat = [], {}, [], []
+        ranked_per_q, lat = [], []
         for q in questions:
             t0 = time.perf_counter()
             body = await call(s, "recall", {"query": q["question"], "limit": 10})
             lat.append((time.perf_counter() - t0) * 1000)
-            ranked = [by_fact.get(f["fact_id"], "?") for f in body["facts"]]
-            if not q["evidence"]:
-                empty_none.append(not ranked)
-                continue
-            pair = (ranked, set(q["evidence"]))
-            runs.append(pair)
-            per_type.setdefault(q["type"], []).append(pair)
-    out = {"conversational": rank_metrics(runs)}
-    for kind, pairs in sorted(per_type.items()):
-        out[f"conversational/{kind}"] = rank_metrics(pairs)
-    if empty_none:
-        out["conversational"]["no_answer_empty"] = round(sum(empty_none) / len(empty_none), 3)
-        out["conversational"]["no_answer_n"] = len(empty_none)
-    lat.sort()
-    out["conversational"]["recall_p50_ms"] = round(lat[len(lat) // 2], 1)
-    return out
+            ranked_per_q.append([by_fact.get(f["fact_id"], "?") for f in body["facts"]])
+    return ranked_per_q, lat
 
 
-def conversational(keyword_only: bool, smoke: bool) -> dict:
-    turns = load_turns()
-    questions = load_questions()
+def load_set(name: str, smoke: bool) -> tuple[list[dict], list[dict]]:
+    conv, qs = SETS[name]
+    turns, questions = load_turns(conv), load_questions(qs)
     if smoke:
         questions = smoke_slice(questions)
+    return turns, questions
+
+
+def set_prefix(name: str) -> str:
+    return "conversational" if name == "ours" else f"conv-{name}"
+
+
+def conversational(keyword_only: bool, smoke: bool, name: str = "ours") -> dict:
+    turns, questions = load_set(name, smoke)
     with tempfile.TemporaryDirectory(prefix="eval-vault-") as vault:
         with TempBrain(Path(vault), embeddings=not keyword_only) as brain:
             brain.wait_ready()
-            return anyio.run(_run_conversations, brain, turns, questions)
+            ranked_per_q, lat = anyio.run(_run_conversations, brain, turns, questions)
+    prefix = set_prefix(name)
+    out = score(questions, ranked_per_q, prefix)
+    lat.sort()
+    out[prefix]["recall_p50_ms"] = round(lat[len(lat) // 2], 1)
+    return out
 
 
 def page_figures(keyword_only: bool) -> dict:
@@ -126,19 +175,30 @@ def page_figures(keyword_only: bool) -> dict:
     return eval_pages.run(keyword_only=keyword_only)
 
 
-def evaluate(modes: list[str], smoke: bool, pages: bool = True) -> list[dict]:
+def evaluate(modes: list[str], smoke: bool, pages: bool = True, sets: tuple[str, ...] = ("ours",),
+             with_baselines: bool = True) -> list[dict]:
     lines = []
-    for mode in modes:
-        keyword_only = mode == "keyword"
-        started = time.monotonic()
-        sets = conversational(keyword_only, smoke)
-        if pages:
-            sets.update(page_figures(keyword_only))
-        for name, metrics in sets.items():
+
+    def emit(figures: dict, mode: str, started: float) -> None:
+        for name, metrics in figures.items():
             line = {"set": name, "mode": mode, "smoke": smoke, **metrics,
                     "seconds": round(time.monotonic() - started, 1), "loadavg": loadavg()}
             lines.append(line)
             print(json.dumps(line), flush=True)
+
+    for set_name in sets:
+        if with_baselines:
+            started = time.monotonic()
+            turns, questions = load_set(set_name, smoke)
+            for base, figures in baselines(turns, questions, set_prefix(set_name)).items():
+                emit(figures, base, started)
+        for mode in modes:
+            started = time.monotonic()
+            emit(conversational(mode == "keyword", smoke, set_name), mode, started)
+    if pages:
+        for mode in modes:
+            started = time.monotonic()
+            emit(page_figures(mode == "keyword"), mode, started)
     return lines
 
 
@@ -191,12 +251,16 @@ def main(argv=None) -> int:
     ap.add_argument("--mode", choices=("keyword", "hybrid", "both"), default="both")
     ap.add_argument("--no-pages", action="store_true", help="skip the page question sets")
     ap.add_argument("--calibrate", action="store_true", help="choose the facts vector floor, then stop")
+    ap.add_argument("--set", choices=(*SETS, "all"), default="ours",
+                    help="which conversations (hard-tune to tune on, hard-report to report; default ours)")
+    ap.add_argument("--no-baselines", action="store_true", help="skip the textbook baselines")
     a = ap.parse_args(argv)
     if a.calibrate:
         calibrate()
         return 0
     modes = ["keyword", "hybrid"] if a.mode == "both" else [a.mode]
-    lines = evaluate(modes, a.smoke, pages=not a.no_pages)
+    sets = tuple(SETS) if a.set == "all" else (a.set,)
+    lines = evaluate(modes, a.smoke, pages=not a.no_pages, sets=sets, with_baselines=not a.no_baselines)
     print(table(lines), file=sys.stderr)
     return 0
 

@@ -18,19 +18,27 @@ REPO = Path(__file__).resolve().parents[1]
 EVAL = REPO / "bench" / "retrieval_eval.py"
 
 
-def run_eval(*args: str) -> dict[str, dict]:
+def run_eval(*args: str) -> dict[tuple[str, str], dict]:
     out = subprocess.run([sys.executable, str(EVAL), "--smoke", "--no-pages", *args],
-                         capture_output=True, text=True, timeout=240)
+                         capture_output=True, text=True, timeout=400)
     assert out.returncode == 0, out.stderr[-2000:]
-    return {ln["set"]: ln for ln in map(json.loads, out.stdout.splitlines())}
+    return {(ln["set"], ln["mode"]): ln for ln in map(json.loads, out.stdout.splitlines())}
 
 
-def test_keyword_only_smoke_slice_holds_its_floor():
-    got = run_eval("--mode", "keyword")["conversational"]
+def test_keyword_only_smoke_slice_holds_its_floor_beside_the_textbook():
+    lines = run_eval("--mode", "keyword")
+    got = lines[("conversational", "keyword")]
     assert got["n"] >= 50
     assert got["R@10"] >= 0.72, got
     assert got["R@5"] >= 0.68, got
     assert got["MRR"] >= 0.55, got
+    # the textbook baselines come from the same run, on the same questions
+    for base in ("bm25", "minilm", "rrf", "rrf+nbr"):
+        assert lines[("conversational", base)]["n"] == got["n"], base
+    assert 0.3 < lines[("conversational", "bm25")]["R@10"] <= 1.0
+    # the fusion is a fusion of the two lists, not a copy of either
+    rrf = lines[("conversational", "rrf")]
+    assert rrf["R@10"] != lines[("conversational", "bm25")]["R@10"] or rrf["MRR"] != lines[("conversational", "bm25")]["MRR"]
 
 
 def test_data_set_is_consistent():
