@@ -108,3 +108,55 @@ def rank_all(doc_ids: Sequence[str], texts: Sequence[str], questions: Sequence[s
         vec_n = minilm(doc_ids, neighbour_texts, questions, embedder=embedder)
         out["rrf+nbr"] = [rrf(a, b) for a, b in zip(kw_n, vec_n)]
     return out
+
+
+# -- pages ---------------------------------------------------------------------------------------
+
+_HEADING_LINE = re.compile(r"^[ ]{0,3}#{1,6}[ \t]")
+
+
+def page_chunks(vault, slug_of) -> tuple[list[str], list[str]]:
+    """Every page of `vault` cut at its headings: (the page slug of each chunk, the chunk's text).
+
+    The textbook way to index long documents: a passage per section, the page's
+    file name on each, frontmatter left out, nothing else.
+    """
+    from pathlib import Path
+
+    slugs, texts = [], []
+    for path in sorted(Path(vault).rglob("*.md")):
+        rel = path.relative_to(vault).as_posix()
+        if any(part.startswith(".") for part in rel.split("/")):
+            continue
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        if lines and lines[0].strip() == "---":
+            for i in range(1, len(lines)):
+                if lines[i].strip() in ("---", "..."):
+                    lines = lines[i + 1:]
+                    break
+        name = path.stem.replace("-", " ")
+        section: list[str] = []
+        for line in lines + ["# end"]:
+            if _HEADING_LINE.match(line) and section:
+                body = "\n".join(section).strip()
+                if body:
+                    slugs.append(slug_of(rel))
+                    texts.append(f"{name}\n{body}")
+                section = []
+            section.append(line)
+    return slugs, texts
+
+
+def first_per_page(ranked_chunks: list[str]) -> list[str]:
+    seen: set[str] = set()
+    return [s for s in ranked_chunks if not (s in seen or seen.add(s))]
+
+
+def rank_pages(vault, questions: Sequence[str], slug_of, embedder=None) -> dict[str, list[list[str]]]:
+    """Each baseline's pages per question: chunks ranked, then each page at its best chunk."""
+    slugs, texts = page_chunks(vault, slug_of)
+    # chunk ids must be unique for the fusion; the page is recovered from the prefix
+    ids = [f"{s}#{i}" for i, s in enumerate(slugs)]
+    ranked = rank_all(ids, texts, questions, embedder=embedder)
+    return {name: [first_per_page([c.rsplit("#", 1)[0] for c in lst]) for lst in lists]
+            for name, lists in ranked.items()}
