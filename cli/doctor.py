@@ -141,16 +141,7 @@ def _facts_log(ctx: DoctorContext):
         yield ("ok", "facts log", f"no facts yet ({path} is created by the first `remember`)")
         return
     flog = FactsLog(path)
-    bad = [(n, err) for n, rec, _pos, err in flog.replay(0) if err is not None]
-    for n, err in bad[:10]:
-        yield ("fail", "bad lines", f"{path} line {n}: {err}")
-    if bad:
-        more = f" (and {len(bad) - 10} more)" if len(bad) > 10 else ""
-        yield ("fail", "bad lines", f"{len(bad)} line(s) are not fact records and are skipped{more}; fix: open "
-                                    f"{path} at line {bad[0][0]}, repair the JSON or delete the line (the daemon "
-                                    "then re-reads the log by itself)")
-    else:
-        yield ("ok", "bad lines", f"every line of {path} is a fact record")
+    yield from _log_lines(path, flog)
     size = flog.size()
     with open(path, "rb") as f:
         f.seek(max(0, size - 1))
@@ -167,6 +158,36 @@ def _facts_log(ctx: DoctorContext):
         yield ("warn", "edited log", f"{path} changed behind the facts cache's read position (byte {behind}): "
                                      "edited by hand or by a sync tool. fix: nothing to do, the daemon re-reads "
                                      "the whole log when it next starts or writes a fact")
+
+
+def _log_lines(path: Path, flog):
+    """Bad lines, and lines that reuse an id an earlier line holds (docs/architecture.md, "Fact ids")."""
+    from ..daemon.facts.ids import derived_id, line_digest
+
+    bad, reused, holder = [], [], {}
+    for n, rec, _pos, err, raw in flog.replay_lines(0):
+        if err is not None:
+            bad.append((n, err))
+        elif rec is not None and rec["op"] == "insert":
+            digest = line_digest(raw)
+            first = holder.setdefault(rec["id"], (n, digest))
+            if first[1] != digest:
+                reused.append((rec["id"], first[0], n, derived_id(digest)))
+    # editing while the daemon runs is picked up, but an editor saving its older copy drops facts written since
+    stop_first = "`brain daemon stop` first (an editor saving its copy over facts written meanwhile drops them), then "
+    for n, err in bad[:10]:
+        yield ("fail", "bad lines", f"{path} line {n}: {err}")
+    if bad:
+        more = f" (and {len(bad) - 10} more)" if len(bad) > 10 else ""
+        yield ("fail", "bad lines", f"{len(bad)} line(s) are not fact records and are skipped{more}; fix: "
+                                    f"{stop_first}open {path} at line {bad[0][0]} and repair the JSON or delete "
+                                    "the line; the daemon re-reads the log when it starts")
+    else:
+        yield ("ok", "bad lines", f"every line of {path} is a fact record")
+    for fid, first, later, new in reused[:10]:
+        yield ("warn", "reused ids", f"{path} line {later} reuses id {fid} of line {first}: line {first} keeps "
+                                     f"fact #{fid}, line {later} is read as fact #{new}; fix: {stop_first}give line "
+                                     f"{later} an id no other line has, or delete it if it repeats a fact")
 
 
 def _changed_behind(ctx: DoctorContext, flog) -> int | None:

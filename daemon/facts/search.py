@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from .dates import query_date_words
-from .store import scope_clauses
+from .schema import scope_clauses
 from ...indexer.timestamps import utcnow
 
 RRF_K = 60
