@@ -1,4 +1,4 @@
-"""facts.jsonl: the append-only system of record for facts.
+"""A facts log (`.brain/facts/<device>.jsonl`, or the older shared `facts.jsonl`): the append-only record.
 
 Every event (insert, expire) is one JSON line, written with a single
 `write()` on an O_APPEND descriptor and fsync'd before the caller is told it

@@ -7,7 +7,8 @@ import sqlite3
 
 from ...indexer.timestamps import now_iso
 
-SCHEMA_VERSION = 3  # 2: facts_fts, the keyword index over fact text; 3: claimed ids, fact lines
+# 2: facts_fts, the keyword index over fact text; 3: several logs, claimed ids, the line each fact came from
+SCHEMA_VERSION = 3
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -39,7 +40,16 @@ CREATE VIRTUAL TABLE IF NOT EXISTS facts_fts USING fts5(
     text, date, tokenize = 'porter unicode61 remove_diacritics 2'
 );
 CREATE TABLE IF NOT EXISTS claimed_ids (id INTEGER PRIMARY KEY);
-CREATE TABLE IF NOT EXISTS fact_lines (id INTEGER PRIMARY KEY, line_no INTEGER NOT NULL, digest TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS fact_lines (
+    id INTEGER PRIMARY KEY, owned INTEGER NOT NULL, ord INTEGER NOT NULL, src TEXT NOT NULL,
+    line_no INTEGER NOT NULL, digest TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS fact_lines_digest ON fact_lines(digest);
+CREATE TABLE IF NOT EXISTS pending_expires (id INTEGER NOT NULL, ts TEXT NOT NULL, reason TEXT, superseded_by INTEGER);
+CREATE TABLE IF NOT EXISTS log_reads (
+    name TEXT PRIMARY KEY, offset INTEGER NOT NULL, lines INTEGER NOT NULL, head TEXT NOT NULL,
+    sha TEXT NOT NULL, stat TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS fact_vectors (
     id INTEGER PRIMARY KEY,
     model TEXT NOT NULL,

@@ -1,35 +1,56 @@
 """Facts: the log on disk and the SQLite table derived from it.
 
-`facts.jsonl` is the record; `facts.sqlite` in the cache dir is a projection
-that remembers how far into the log it has read, so opening costs only the
-new lines. Deleting the cache loses nothing: the next open replays the log and
+The logs in `.brain` are the record (facts/sources.py says which);
+`facts.sqlite` in the cache dir is a projection that remembers how far into
+each log it has read, so opening costs only the new lines. Deleting the cache loses nothing: the next open replays the log and
 gets the same ids.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import logging
 import sqlite3
 import threading
+import time
 from pathlib import Path
 
-from .schema import BAD_RECORD, COLUMNS, SCHEMA, SCHEMA_VERSION, contains_ci, normalize_text, scope_clauses
-from .ids import MAX_ID, claimed_in, derived_id, line_digest
+from .schema import COLUMNS, SCHEMA, SCHEMA_VERSION, contains_ci, normalize_text, scope_clauses
+from .ids import MAX_ID, claimed_in
 from .log import FactsLog
+from .projection import Projection
+from .sources import DEVICE_DIR, SLOTS, Source, device_id, device_log, discover, max_seq, slot_of
 from ..private_files import private_dir
-from .dates import date_words
 from ...indexer.timestamps import iso, now_iso, utcnow
 
 log = logging.getLogger("brain.facts")
 
+# how stale a read may be about lines another device's log gained (docs/architecture.md, "Two devices, one vault")
+READ_REFRESH_S = 1.0
 
-class FactsStore:
-    """Append facts to the log, mirror them into SQLite, answer queries."""
 
-    def __init__(self, log_path: Path, cache_db: Path):
-        self.log = FactsLog(log_path)
+class FactsStore(Projection):
+    """Append facts to the log, mirror them into SQLite, answer queries.
+
+    Given one log file, that file is read and written and ids count up from 1.
+    Given a vault's `.brain` folder and this device's id file
+    (`FactsStore.for_vault`), every log there is read and this device writes
+    its own, minting ids in its slot (docs/architecture.md, "Two devices, one vault").
+    """
+
+    @classmethod
+    def for_vault(cls, brain_dir: Path, cache_db: Path, device_file: Path) -> "FactsStore":
+        return cls(None, cache_db, brain_dir=brain_dir, device_file=device_file)
+
+    def __init__(self, log_path: Path | None, cache_db: Path, *, brain_dir: Path | None = None,
+                 device_file: Path | None = None):
+        self.brain_dir = Path(brain_dir) if brain_dir is not None else None
+        self.device_file = device_file
+        self.slot: int | None = None
+        if self.brain_dir is not None:
+            self._take_device(device_id(device_file))
+        else:
+            self.log = FactsLog(log_path)
         private_dir(cache_db.parent)
         self.db_path = cache_db
         self.db = sqlite3.connect(str(cache_db), check_same_thread=False, isolation_level=None, timeout=30)
@@ -39,13 +60,9 @@ class FactsStore:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.lock = threading.RLock()
-        self.bad_lines: list[tuple[int, str]] = []
-        # (id, line that keeps it, later line, id the later line is read under): docs/architecture.md, "Fact ids"
-        self.id_conflicts: list[tuple[int, int, int, int]] = []
+        self._projection_state()
         self._writable = False
-        # sha256 of the log's first `_hashed_upto` bytes, as read (see _prefix_intact)
-        self._hasher, self._hashed_upto = hashlib.sha256(), 0
-        self._own_stat = ""
+        self._refreshed = time.monotonic()
         self._ensure_schema()
         self.catch_up()
 
@@ -59,7 +76,8 @@ class FactsStore:
                 # a cache from another version: drop it, the log rebuilds it
                 # (fact vectors stay: each is keyed by model and text, so a stale one is never used)
                 self.db.executescript("DROP TABLE facts; DROP TABLE meta; DROP TABLE facts_fts; "
-                                      "DROP TABLE IF EXISTS claimed_ids; DROP TABLE IF EXISTS fact_lines;")
+                                      "DROP TABLE claimed_ids; DROP TABLE fact_lines; DROP TABLE pending_expires; "
+                                      "DROP TABLE log_reads;")
                 self.db.executescript(SCHEMA)
             self._set_meta("schema_version", str(SCHEMA_VERSION))
 
@@ -70,147 +88,17 @@ class FactsStore:
     def _set_meta(self, key: str, value: str) -> None:
         self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
 
-    def catch_up(self) -> int:
-        """Apply log lines the cache has not seen; returns how many were read."""
-        with self.lock:
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                offset = int(self._meta("log_offset") or 0)
-                line_no = int(self._meta("log_lines") or 0)
-                head = self.log.head_signature()
-                if offset > self.log.size() or (offset and self._meta("log_head") != head) \
-                        or not self._prefix_intact(offset):
-                    log.warning("facts log changed under the cache; rebuilding the facts table")
-                    self._clear()
-                    offset, line_no = 0, 0
-                    self._hasher, self._hashed_upto = hashlib.sha256(), 0
-                if offset == 0:
-                    self.bad_lines, self.id_conflicts = [], []
-                    self._claim_set_aside()
-                read_from = offset
-                n = 0
-                for line_no, rec, pos, err, raw in self.log.replay_lines(offset, line_no + 1):
-                    offset = pos
-                    n += 1
-                    # every id a line names is claimed, applied or not: ids are never reused
-                    self._claim(claimed_in(raw) if rec is None else [rec["id"]] if rec["op"] == "insert" else [])
-                    if rec is not None:
-                        try:
-                            self._apply(rec, line_no, line_digest(raw))
-                        except BAD_RECORD as e:
-                            # a hand-edited or malformed record is a bad line, not a wedge
-                            # (a failing database is not: that still raises, and the line is retried)
-                            err = f"cannot apply the record: {e}"[:160]
-                    if err is not None:
-                        self.bad_lines.append((line_no, err))
-                        log.warning("facts.jsonl line %d skipped: %s", line_no, err)
-                if offset > read_from and self.log.hash_range(self._hasher, read_from, offset) is None:
-                    raise OSError(f"{self.log.path} shrank while it was read")
-                self._hashed_upto = offset
-                self._set_meta("log_prefix_sha256", self._hasher.hexdigest())
-                self._set_meta("log_stat", self.log.stat_key())
-                self._set_meta("log_offset", str(offset))
-                self._set_meta("log_lines", str(line_no))
-                self._set_meta("log_head", head)
-                self.db.execute("COMMIT")
-                return n
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
-
-    def _claim(self, ids) -> None:
-        self.db.executemany("INSERT OR IGNORE INTO claimed_ids(id) VALUES (?)", [(i,) for i in ids])
-
-    def _claim_set_aside(self) -> None:
-        """Torn lines kept beside the log claim the ids they name (docs/architecture.md, "Fact ids")."""
-        for aside in sorted(self.log.path.parent.glob(self.log.path.name + ".torn-*")):
-            try:
-                self._claim(claimed_in(aside.read_bytes()[:1 << 20]))
-            except OSError:
-                continue
-
-    def _prefix_intact(self, offset: int) -> bool:
-        """Whether the log's first `offset` bytes are still the ones projected.
-
-        A hand edit behind the read position (inserted lines, or a change of
-        the same length) would otherwise never be seen. Checked by hash once
-        per process, and again whenever the file changed other than by our
-        own append (docs/architecture.md, "The vault folder").
-        """
-        if offset == 0:
-            return True
-        key = self.log.stat_key()
-        if self._hashed_upto == offset and key in (self._meta("log_stat"), self._own_stat):
-            return True
-        hasher = self.log.hash_range(hashlib.sha256(), 0, offset)
-        if hasher is None:
-            return False
-        want = self._meta("log_prefix_sha256")
-        self._hasher, self._hashed_upto = hasher, offset
-        return want is None or hasher.hexdigest() == want  # None: a cache from before the check
-
-    def _clear(self) -> None:
-        self.db.execute("DELETE FROM facts")
-        self.db.execute("DELETE FROM facts_fts")
-        self.db.execute("DELETE FROM claimed_ids")
-        self.db.execute("DELETE FROM fact_lines")
-
-    def _apply(self, rec: dict, line_no: int, digest: str) -> None:
-        if rec["op"] == "insert":
-            fid = self._id_for(rec["id"], line_no, digest)
-            if fid is None:
-                return
-            valid_from = rec.get("valid_from") or rec["ts"]
-            self.db.execute(
-                f"INSERT OR REPLACE INTO facts({COLUMNS}, norm) VALUES "
-                "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    fid, rec["fact"], rec.get("kind", "fact"), rec.get("entity_slug"),
-                    rec.get("visibility", "world"), rec.get("source", ""), rec.get("source_session"),
-                    rec.get("context"), float(rec.get("confidence", 1.0)), rec.get("notability", "medium"),
-                    valid_from, rec.get("valid_until"), rec["ts"], None, None, None,
-                    normalize_text(rec["fact"]),
-                ),
-            )
-            # the keyword index sees the fact and its dates (expiry is the facts row's business)
-            self.db.execute("INSERT OR REPLACE INTO facts_fts(rowid, text, date) VALUES (?, ?, ?)",
-                            (fid, rec["fact"], date_words(valid_from, rec.get("source"))))
-            self.db.execute("INSERT OR REPLACE INTO fact_lines(id, line_no, digest) VALUES (?, ?, ?)",
-                            (fid, line_no, digest))
-        elif rec["op"] == "expire":
-            self.db.execute(
-                "UPDATE facts SET expired_at=?, expire_reason=?, superseded_by=COALESCE(?, superseded_by) "
-                "WHERE id=? AND expired_at IS NULL",
-                (rec["ts"], rec.get("reason"), rec.get("superseded_by"), rec["id"]),
-            )
-
-    def _id_for(self, fid: int, line_no: int, digest: str) -> int | None:
-        """The id an insert line is read under: its own, unless an earlier different line holds it.
-
-        None for a copy of the line that holds it (a sync tool's duplicate): nothing new to read.
-        """
-        held = self.db.execute("SELECT line_no, digest FROM fact_lines WHERE id=?", (fid,)).fetchone()
-        if held is None:
-            return fid
-        if held[1] == digest:
-            return None
-        attempt = 0
-        new = derived_id(digest)
-        while self.db.execute("SELECT 1 FROM facts WHERE id=?", (new,)).fetchone():
-            attempt += 1
-            new = derived_id(digest, attempt)
-        self.id_conflicts.append((fid, held[0], line_no, new))
-        log.warning("facts.jsonl line %d reuses id %d (held by line %d); read as fact #%d", line_no, fid, held[0], new)
-        return new
-
     def rebuild(self) -> int:
-        """Drop the projection and replay the whole log."""
+        """Drop the projection and replay every log."""
         with self.lock:
-            self._clear()
-            self.db.execute("DELETE FROM meta WHERE key LIKE 'log_%'")
-            self.bad_lines = []
-            self._hasher, self._hashed_upto = hashlib.sha256(), 0
+            self.db.execute("DELETE FROM log_reads")
         return self.catch_up()
+
+    def sources(self) -> list[Source]:
+        """The logs read, in order: the one file given, or every log of the vault's `.brain`."""
+        if self.brain_dir is None:
+            return [Source(self.log.path.name, self.log, 0)]
+        return discover(self.brain_dir)
 
     # -- writing ------------------------------------------------------------
 
@@ -228,15 +116,31 @@ class FactsStore:
             records = build()
             start, payload = self.log.append(records)
             if self.log.landed(start, payload):
-                self._own_stat = self.log.stat_key()  # our append: no need to re-hash the prefix
+                self._own_stats[self._own_name()] = self.log.stat_key()  # our append: no re-hash needed
                 self.catch_up()
                 return records
             log.warning("facts log changed while a fact was written; writing it again to the file at %s",
                         self.log.path)
         raise OSError(f"{self.log.path} kept changing while a fact was written; nothing was acknowledged")
 
+    def _own_name(self) -> str:
+        return self.log.path.name if self.brain_dir is None else f"{DEVICE_DIR}/{self.log.path.name}"
+
+    def _take_device(self, device: str) -> None:
+        self.device = device
+        self.slot = slot_of(device)
+        self.log = FactsLog(device_log(self.brain_dir, device))
+        self._writable = False
+
     def _ready_to_append(self) -> None:
         """The descriptor is the file at the path, which ends where the projection read to."""
+        if self.brain_dir is not None:
+            others = {s.slot for s in self.sources() if s.order == 1 and s.log.path != self.log.path}
+            if self.slot in others:
+                # another device's log has this slot: take a new device id before minting any id in it
+                log.warning("device slot %d is also another device's; this device takes a new id", self.slot)
+                self.log.close()
+                self._take_device(device_id(self.device_file, avoid_slots=others, renew=True))
         if not self._writable or not self.log.held_is_current():
             # first write, or the file was replaced (a sync tool or editor renamed a copy over it)
             self.log.reopen()
@@ -251,8 +155,11 @@ class FactsStore:
         self.catch_up()
 
     def next_id(self) -> int:
-        """One past the highest id any line ever claimed (never past MAX_ID: then the lowest free one)."""
+        """One past the highest id any line ever claimed (never past MAX_ID: then the lowest free one);
+        on a device, the next id in its slot past every id claimed."""
         top = self.db.execute("SELECT MAX(id) FROM claimed_ids WHERE id <= ?", (MAX_ID,)).fetchone()[0] or 0
+        if self.slot is not None:
+            return self._next_in_slot(top)
         fid = top + 1
         while fid <= MAX_ID and self.db.execute("SELECT 1 FROM facts WHERE id=?", (fid,)).fetchone():
             fid += 1
@@ -263,6 +170,20 @@ class FactsStore:
             "AND NOT EXISTS (SELECT 1 FROM claimed_ids d WHERE d.id = c.id + 1) "
             "AND NOT EXISTS (SELECT 1 FROM facts f WHERE f.id = c.id + 1)", (MAX_ID,)).fetchone()
         return row[0]
+
+    def _next_in_slot(self, top: int) -> int:
+        seq = top // SLOTS + 1  # past every id seen, so ids grow with time across devices
+        if seq > max_seq(self.slot):
+            own = self.db.execute("SELECT MAX(id) FROM claimed_ids WHERE id % ? = ? AND id > ?",
+                                  (SLOTS, self.slot, SLOTS)).fetchone()[0] or 0
+            seq = own // SLOTS + 1
+        while seq <= max_seq(self.slot):
+            fid = seq * SLOTS + self.slot
+            if not self.db.execute("SELECT 1 FROM facts WHERE id=? UNION ALL SELECT 1 FROM claimed_ids WHERE id=?",
+                                   (fid, fid)).fetchone():
+                return fid
+            seq += 1
+        raise OSError(f"device slot {self.slot} has no ids left; fix: delete {self.device_file} for a new device id")
 
     def insert(self, *, fact: str, kind: str, entity_slug: str | None, visibility: str, source: str,
                valid_until: str | None, source_session: str | None = None, context: str | None = None,
@@ -299,7 +220,18 @@ class FactsStore:
 
     # -- reading ------------------------------------------------------------
 
+    def refresh(self) -> None:
+        """Before a read: take in what other devices' logs gained since (at most once a second)."""
+        if self.brain_dir is None or time.monotonic() - self._refreshed < READ_REFRESH_S:
+            return
+        self._refreshed = time.monotonic()
+        try:
+            self.catch_up()
+        except (OSError, sqlite3.Error) as e:  # the reader still gets what the cache holds
+            log.warning("facts logs could not be re-read: %s", e)
+
     def get(self, fid: int) -> sqlite3.Row | None:
+        self.refresh()
         with self.lock:
             return self.db.execute(f"SELECT {COLUMNS} FROM facts WHERE id=?", (fid,)).fetchone()
 
@@ -307,6 +239,7 @@ class FactsStore:
               active_only: bool = True, world_only: bool = False, now: str | None = None) -> list[sqlite3.Row]:
         """Facts matching all `where` clauses, with the common filters applied in SQL."""
         clauses, params = scope_clauses(where, args, active_only, world_only, now)
+        self.refresh()
         sql = f"SELECT {COLUMNS} FROM facts"
         if clauses:
             sql += " WHERE " + " AND ".join(f"({c})" for c in clauses)
@@ -344,6 +277,7 @@ class FactsStore:
 
     def counts(self, world_only: bool = False) -> dict:
         world = " AND visibility = 'world'" if world_only else ""
+        self.refresh()
         with self.lock:
             total = self.db.execute("SELECT COUNT(*) FROM facts WHERE 1=1" + world).fetchone()[0]
             active = self.db.execute(
