@@ -134,6 +134,7 @@ class FactsStore(Projection):
 
     def _ready_to_append(self) -> None:
         """The descriptor is the file at the path, which ends where the projection read to."""
+        changed = False
         if self.brain_dir is not None:
             others = {s.slot for s in self.sources() if s.order == 1 and s.log.path != self.log.path}
             if self.slot in others:
@@ -144,15 +145,16 @@ class FactsStore(Projection):
         if not self._writable or not self.log.held_is_current():
             # first write, or the file was replaced (a sync tool or editor renamed a copy over it)
             self.log.reopen()
-            self._writable = True
+            self._writable = changed = True
         if not self.log.ends_on_line_boundary():
             # another program's unfinished line: set aside so our record is a line of its own
             self.log.repair_torn_tail()
         if self.log.set_aside:
-            with self.lock:
-                self._claim([i for tail in self.log.set_aside for i in claimed_in(tail)])
+            self._claim([i for tail in self.log.set_aside for i in claimed_in(tail)])
             self.log.set_aside.clear()
-        self.catch_up()
+            changed = True
+        if changed:
+            self.catch_up()  # read what the file now at the path holds before an id is minted
 
     def next_id(self) -> int:
         """One past the highest id any line ever claimed (never past MAX_ID: then the lowest free one);
