@@ -243,3 +243,45 @@ def test_a_conflict_copy_of_a_device_log_adds_only_what_it_alone_holds(tmp_path)
         **{fid: f"fact {i}" for i, fid in enumerate(ids)}, 7: "only in the copy"}
     assert not s.id_conflicts
     s.close()
+
+
+def test_a_device_whose_slot_another_device_has_takes_a_new_id_before_minting(tmp_path):
+    from brain.daemon.facts.sources import slot_of
+
+    mine, theirs = "0123456789abcdef", "000000000001e0eb"
+    assert slot_of(mine) == slot_of(theirs)  # one pair in about a million: found by search, kept here
+    brain_dir = tmp_path / "v" / ".brain"
+    (brain_dir / "facts").mkdir(parents=True)
+    slot = slot_of(theirs)
+    (brain_dir / "facts" / f"{theirs}.jsonl").write_text(json.dumps(
+        {"op": "insert", "id": (1 << 20) + slot, "ts": "2026-01-01T00:00:00.000Z", "fact": "from the other"}) + "\n")
+    device_file = tmp_path / "device"
+    device_file.write_text(mine + "\n")
+    s = FactsStore.for_vault(brain_dir, tmp_path / "c.sqlite", device_file)
+    fid = _insert(s, "mine")
+    assert s.slot != slot and fid % (1 << 20) == s.slot  # minted in a slot of its own
+    assert device_file.read_text().strip() == s.device != mine
+    assert not (brain_dir / "facts" / f"{mine}.jsonl").exists()
+    s.close()
+
+
+def test_doctor_names_a_reused_id_across_logs_and_lists_sync_copies(tmp_path, places):
+    from daemon_fixtures import BRAIN
+
+    vault = tmp_path / "v"
+    brain_dir = vault / ".brain"
+    s = _store(brain_dir, tmp_path, "a")
+    fid = _insert(s, "minted here")
+    s.close()
+    rec = {"op": "insert", "id": fid, "ts": "2026-01-01T00:00:00.000Z", "fact": "pasted with the same id"}
+    (brain_dir / "facts.jsonl").write_text(json.dumps(rec) + "\n")
+    log = next((brain_dir / "facts").glob("*.jsonl"))
+    shutil.copy(log, log.parent / f"{log.stem} (conflicted copy 2026-12-03).jsonl")
+    config_mod.save(places.config_file, {"vault": str(vault), "embeddings.enabled": False,
+                                         "protocol_installed_at": "2026-01-01T00:00:00.000Z"})
+    env = {**child_env(), "BRAIN_VAULT": str(vault)}
+    r = subprocess.run([BRAIN, "doctor", "facts", "--json"], capture_output=True, text=True, env=env, timeout=60)
+    rows = json.loads(r.stdout)
+    reused = [x["detail"] for x in rows if x["check"] == "reused ids"]
+    assert len(reused) == 1 and f"reuses id {fid} of {log}" in reused[0] and "facts.jsonl line 1" in reused[0]
+    assert any(x["check"] == "sync copies" and "conflicted copy" in x["detail"] for x in rows)
