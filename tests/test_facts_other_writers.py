@@ -182,3 +182,30 @@ def test_doctor_names_both_lines_of_a_reused_id_and_says_stop_the_daemon_before_
     s.close()
     assert f"fact #{moved}" in rows["reused ids"]  # doctor and the projection agree on the id
     assert "brain daemon stop" in rows["bad lines"]
+
+
+@pytest.mark.parametrize("copy_has_the_line", [True, False])
+def test_a_rename_over_the_log_during_the_write_is_caught_before_the_acknowledgement(tmp_path, copy_has_the_line):
+    log, cache = tmp_path / "facts.jsonl", tmp_path / "facts.sqlite"
+    s = FactsStore(log, cache)
+    _insert(s, "one")
+    before = log.read_bytes()
+    real_append = s.log.append
+
+    def append_then_sync_tool_renames(records):  # the real append, then a sync tool acting at once
+        out = real_append(records)
+        if copy_has_the_line:
+            _replace_by_rename(log)  # a copy taken after our write
+        else:
+            tmp = log.with_name(".older")  # a copy taken before it
+            tmp.write_bytes(before)
+            os.replace(tmp, log)
+        s.log.append = real_append
+        return out
+
+    s.log.append = append_then_sync_tool_renames
+    fid = _insert(s, "written while the file was replaced")
+    texts = [json.loads(line)["fact"] for line in log.read_text().splitlines()]
+    assert texts == ["one", "written while the file was replaced"]  # there once, in the file at the path
+    assert _ids_in(log) == [1, fid]
+    s.close()
