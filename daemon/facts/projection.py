@@ -23,7 +23,7 @@ log = logging.getLogger("brain.facts")
 
 
 class Projection:
-    """Mixin of FactsStore: `db`, `lock`, `sources()` and `_own_stats` come from it."""
+    """Mixin of FactsStore, which brings `db`, `lock`, `sources()` and `rebuild()`."""
 
     def _projection_state(self) -> None:
         self.bad_lines: list[tuple[int, str]] = []
@@ -40,7 +40,7 @@ class Projection:
             self.db.execute("BEGIN IMMEDIATE")
             try:
                 reads = {r[0]: r for r in self.db.execute("SELECT name, offset, lines, head, sha, stat FROM log_reads")}
-                full = not reads or set(reads) - {s.name for s in sources} or \
+                full = not reads or bool(set(reads) - {s.name for s in sources}) or \
                     any(not self._intact(s, reads.get(s.name)) for s in sources)
                 if full:
                     if reads:

@@ -15,7 +15,7 @@ import hashlib
 import os
 import re
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ...indexer.atomic_files import write_atomic
@@ -46,7 +46,6 @@ class Source:
     log: FactsLog
     order: int           # 0 the shared facts.jsonl, 1 a device log, 2 a sync tool's copy
     slot: int | None = None  # a device log's slot
-    stat: tuple = field(default=(), compare=False)
 
     def precedence(self, fid: int, line_no: int) -> tuple:
         """Lower keeps a contested id: the line that minted it (its device's log, or the shared log's
