@@ -154,8 +154,8 @@ def _facts_log(ctx: DoctorContext):
                                         "fix: read it, then delete the file")
         if src.order == 2:
             yield ("ok", "sync copies", f"{path} is a copy a sync tool made when two versions met; its facts are "
-                                        "read with the others (a line in both is read once). Keep it: deleting "
-                                        "it drops the facts that only it holds")
+                                        "read with the others (a line in both is read once), and lines only it "
+                                        "holds are copied into a device's own log at that device's next write")
     for name in _changed_behind(ctx, sources):
         yield ("warn", "edited log", f"{brain_dir / name} changed behind the facts cache's read position: edited "
                                      "by hand or by a sync tool. fix: nothing to do, the daemon re-reads the whole "

@@ -192,8 +192,8 @@ def test_a_rename_over_the_log_during_the_write_is_caught_before_the_acknowledge
     before = log.read_bytes()
     real_append = s.log.append
 
-    def append_then_sync_tool_renames(records):  # the real append, then a sync tool acting at once
-        out = real_append(records)
+    def append_then_sync_tool_renames(records, **kw):  # the real append, then a sync tool acting at once
+        out = real_append(records, **kw)
         if copy_has_the_line:
             _replace_by_rename(log)  # a copy taken after our write
         else:

@@ -285,3 +285,29 @@ def test_doctor_names_a_reused_id_across_logs_and_lists_sync_copies(tmp_path, pl
     reused = [x["detail"] for x in rows if x["check"] == "reused ids"]
     assert len(reused) == 1 and f"reuses id {fid} of {log}" in reused[0] and "facts.jsonl line 1" in reused[0]
     assert any(x["check"] == "sync copies" and "conflicted copy" in x["detail"] for x in rows)
+
+
+def test_what_only_a_sync_copy_holds_is_folded_into_this_devices_log_so_deleting_the_copy_loses_nothing(tmp_path):
+    brain_dir = tmp_path / "v" / ".brain"
+    brain_dir.mkdir(parents=True)
+    ts = "2026-01-01T00:00:00.000Z"
+    shared = json.dumps({"op": "insert", "id": 1, "ts": ts, "fact": "in both versions"}) + "\n"
+    (brain_dir / "facts.jsonl").write_text(shared + json.dumps({"op": "insert", "id": 2, "ts": ts, "fact": "kept"}) + "\n")
+    copy = brain_dir / "facts.sync-conflict-20261203-120000-ABCDEFG.jsonl"
+    copy.write_text(shared + json.dumps({"op": "insert", "id": 2, "ts": ts, "fact": "the other version"}) + "\n"
+                    + '{ "op": "expire", "id": 1, "ts": "2026-01-03T00:00:00.000Z", "reason": "gone on B" }\n')
+    s = _store(brain_dir, tmp_path, "a")
+    before = {r["id"]: (r["fact"], r["expire_reason"]) for r in s.query([], [], "id", None, active_only=False)}
+    assert before[1] == ("in both versions", "gone on B") and before[2] == ("kept", None)
+    assert ("the other version", None) in before.values()
+    fid = _insert(s, "a new fact")
+    _insert(s, "and another")  # folded once, not again
+    own = s.log.path.read_text()
+    assert own.count("the other version") == 1 and own.count("gone on B") == 1
+    assert '{ "op": "expire", "id": 1,' in own  # copied byte for byte, so it is read once
+    s.close()
+    copy.unlink()
+    s = _store(brain_dir, tmp_path, "a")
+    after = {r["id"]: (r["fact"], r["expire_reason"]) for r in s.query([], [], "id", None, active_only=False)}
+    assert after == {**before, fid: ("a new fact", None), fid + (1 << 20): ("and another", None)}
+    s.close()

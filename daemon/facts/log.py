@@ -111,12 +111,13 @@ class FactsLog:
         self.set_aside.append(tail)
         log.warning("facts log ended in a torn line (%d bytes, never acknowledged); kept it in %s", len(tail), aside)
 
-    def append(self, records: list[dict]) -> tuple[int, bytes]:
-        """Append records durably; returns where they start and the bytes written."""
+    def append(self, records: list[dict], before: list[bytes] = ()) -> tuple[int, bytes]:
+        """Append records (after the whole lines `before`, copied as they are) durably;
+        returns where they start and the bytes written."""
         if self._fd is None:
             self.open_for_append()
         data = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records)
-        payload = data.encode("utf-8")
+        payload = b"".join(line + b"\n" for line in before) + data.encode("utf-8")
         start = os.fstat(self._fd).st_size  # type: ignore[arg-type]
         try:
             written = 0

@@ -97,6 +97,7 @@ class Projection:
             self._claim(claimed_in(raw) if rec is None else [rec["id"]] if rec["op"] == "insert" else [])
             if rec is not None:
                 try:
+                    self._note_home(line_digest(raw), raw, src.order < 2)
                     self._apply(rec, src, line_no, line_digest(raw))
                 except BAD_RECORD as e:
                     # a hand-edited or malformed record is a bad line, not a wedge
@@ -115,6 +116,20 @@ class Projection:
                          src.log.stat_key()))
         return n
 
+    def _note_home(self, digest: str, raw: bytes, in_a_log: bool) -> None:
+        """Which lines only a sync tool's copy holds: this device folds them into its own log at its
+        next write, so deleting the copy loses nothing (docs/architecture.md, "Two devices, one vault")."""
+        if in_a_log:
+            self.db.execute("INSERT INTO line_homes(digest, in_log, raw) VALUES (?, 1, NULL) "
+                            "ON CONFLICT(digest) DO UPDATE SET in_log = 1, raw = NULL", (digest,))
+        else:
+            self.db.execute("INSERT OR IGNORE INTO line_homes(digest, in_log, raw) VALUES (?, 0, ?)",
+                            (digest, raw.strip()))
+
+    def lines_only_in_copies(self, limit: int = 1000) -> list[bytes]:
+        return [r[0] for r in self.db.execute(
+            "SELECT raw FROM line_homes WHERE in_log = 0 ORDER BY rowid LIMIT ?", (limit,))]
+
     def _claim(self, ids) -> None:
         self.db.executemany("INSERT OR IGNORE INTO claimed_ids(id) VALUES (?)", [(i,) for i in ids])
 
@@ -128,7 +143,7 @@ class Projection:
                     continue
 
     def _clear(self) -> None:
-        for table in ("facts", "facts_fts", "claimed_ids", "fact_lines", "pending_expires", "log_reads"):
+        for table in ("facts", "facts_fts", "claimed_ids", "fact_lines", "pending_expires", "log_reads", "line_homes"):
             self.db.execute(f"DELETE FROM {table}")
         self.bad_lines, self.id_conflicts = [], []
         self._hashers = {}

@@ -46,6 +46,8 @@ CREATE TABLE IF NOT EXISTS fact_lines (
 );
 CREATE INDEX IF NOT EXISTS fact_lines_digest ON fact_lines(digest);
 CREATE TABLE IF NOT EXISTS pending_expires (id INTEGER NOT NULL, ts TEXT NOT NULL, reason TEXT, superseded_by INTEGER);
+CREATE TABLE IF NOT EXISTS line_homes (digest TEXT PRIMARY KEY, in_log INTEGER NOT NULL, raw BLOB);
+CREATE INDEX IF NOT EXISTS line_homes_copies ON line_homes(in_log) WHERE in_log = 0;
 CREATE TABLE IF NOT EXISTS log_reads (
     name TEXT PRIMARY KEY, offset INTEGER NOT NULL, lines INTEGER NOT NULL, head TEXT NOT NULL,
     sha TEXT NOT NULL, stat TEXT NOT NULL

@@ -77,7 +77,7 @@ class FactsStore(Projection):
                 # (fact vectors stay: each is keyed by model and text, so a stale one is never used)
                 self.db.executescript("DROP TABLE facts; DROP TABLE meta; DROP TABLE facts_fts; "
                                       "DROP TABLE claimed_ids; DROP TABLE fact_lines; DROP TABLE pending_expires; "
-                                      "DROP TABLE log_reads;")
+                                      "DROP TABLE log_reads; DROP TABLE line_homes;")
                 self.db.executescript(SCHEMA)
             self._set_meta("schema_version", str(SCHEMA_VERSION))
 
@@ -114,7 +114,9 @@ class FactsStore(Projection):
             self.catch_up()  # another program may have appended, edited or replaced the log
             self._ready_to_append()
             records = build()
-            start, payload = self.log.append(records)
+            # lines only a sync copy holds go into this device's log too (docs/architecture.md)
+            folded = self.lines_only_in_copies() if self.brain_dir is not None else []
+            start, payload = self.log.append(records, before=folded)
             if self.log.landed(start, payload):
                 self._own_stats[self._own_name()] = self.log.stat_key()  # our append: no re-hash needed
                 self.catch_up()
@@ -128,7 +130,7 @@ class FactsStore(Projection):
 
     def _holds_lines(self, payload: bytes, records: list[dict]) -> bool:
         """Whether every insert line of `payload` is now read from some log, as it was written."""
-        inserts = [line for line, rec in zip(payload.splitlines(), records) if rec["op"] == "insert"]
+        inserts = [line for line, rec in zip(payload.splitlines()[-len(records):], records) if rec["op"] == "insert"]
         return bool(inserts) and all(
             self.db.execute("SELECT 1 FROM fact_lines WHERE digest=?", (line_digest(line),)).fetchone()
             for line in inserts)
