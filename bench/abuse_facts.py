@@ -269,6 +269,18 @@ def sync_two_copies(scratch: Path, rounds: int = 3, per_round: int = 4) -> dict:
                                         "fact": f"hand {r} on {'AB'[k]}", "kind": "fact"}) + "\n")
                 acked[100 + 10 * k + r] = f"hand {r} on {'AB'[k]}"
             conflicts += sync(a, b, r)
+        # each device writes once more (folding in what only the copies hold), then the copies are deleted,
+        # as people clean up after a sync tool
+        for k, dev in enumerate(devs):
+            fid = dev.remember(f"after the syncs on {'AB'[k]}")
+            if fid is not None:
+                shared += fid in acked
+                acked.setdefault(fid, f"after the syncs on {'AB'[k]}")
+        sync(a, b, rounds)
+        for root in (a, b):
+            for copy in (root / ".brain").rglob("*.jsonl"):
+                if copy.name != "facts.jsonl" and not (copy.parent.name == "facts" and len(copy.stem) == 16):
+                    copy.unlink()
         time.sleep(1.1)  # reads take in the other device's lines at most once a second
         views = [dev.seen() for dev in devs]
     finally:
@@ -279,7 +291,8 @@ def sync_two_copies(scratch: Path, rounds: int = 3, per_round: int = 4) -> dict:
     diverged = views[0] != views[1]
     broke = min(attempts, lost + shared + diverged)
     return {"attempts": attempts, "held": attempts - broke, "broke": broke, "acked_lost": lost, "shared_ids": shared,
-            "note": f"{len(acked)} facts (incl. hand lines) over {rounds} syncs, {conflicts} conflict copies; "
+            "note": f"{len(acked)} facts (incl. hand lines) over {rounds} syncs, {conflicts} conflict copies "
+                    "(deleted at the end); "
                     f"{lost} missing from a device's view, {shared} shared ids, views "
                     f"{'differ' if diverged else 'equal'}"}
 
