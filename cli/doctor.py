@@ -131,65 +131,87 @@ def _permissions(ctx: DoctorContext):
 
 @check("facts")
 def _facts_log(ctx: DoctorContext):
-    """facts.jsonl: lines that are not fact records, a torn tail, an edit behind the cache's read position."""
+    """The facts logs: lines that are not fact records, reused ids, torn tails, edits behind the cache."""
     if ctx.vault is None or not ctx.vault.is_dir():
         return
-    from ..daemon.facts.log import FactsLog
+    from ..daemon.facts.sources import discover
 
-    path = ctx.vault / ".brain" / "facts.jsonl"
-    if not path.exists():
-        yield ("ok", "facts log", f"no facts yet ({path} is created by the first `remember`)")
+    brain_dir = ctx.vault / ".brain"
+    sources = discover(brain_dir)
+    if not sources:
+        yield ("ok", "facts log", f"no facts yet ({brain_dir / 'facts'} is made by the first `remember`)")
         return
-    flog = FactsLog(path)
-    bad = [(n, err) for n, rec, _pos, err in flog.replay(0) if err is not None]
-    for n, err in bad[:10]:
+    yield from _log_lines(sources)
+    for src in sources:
+        path = src.log.path
+        if not src.log.ends_on_line_boundary():
+            yield ("warn", "torn tail", f"{path} ends in a line without a newline: a write that crashed before it "
+                                        "was acknowledged, or a sync still copying it. fix: nothing to do, the "
+                                        f"next write moves it aside into {path.name}.torn-<offset>; or delete that "
+                                        "partial last line by hand")
+        for aside in sorted(path.parent.glob(path.name + ".torn-*")):
+            yield ("warn", "torn tail", f"{aside} holds a torn line set aside (never acknowledged). "
+                                        "fix: read it, then delete the file")
+        if src.order == 2:
+            yield ("ok", "sync copies", f"{path} is a copy a sync tool made when two versions met; its facts are "
+                                        "read with the others (a line in both is read once), and lines only it "
+                                        "holds are copied into a device's own log at that device's next write")
+    for name in _changed_behind(ctx, sources):
+        yield ("warn", "edited log", f"{brain_dir / name} changed behind the facts cache's read position: edited "
+                                     "by hand or by a sync tool. fix: nothing to do, the daemon re-reads the whole "
+                                     "log before it next writes a fact, or when it starts")
+
+
+def _log_lines(sources):
+    """Bad lines, and lines that reuse an id another line holds (docs/architecture.md, "Fact ids")."""
+    from ..daemon.facts.sources import reused_ids
+
+    bad = [(src.log.path, n, err) for src in sources for n, _rec, _pos, err in src.log.replay(0) if err is not None]
+    # editing while the daemon runs is picked up, but an editor saving its older copy drops facts written since
+    stop_first = "`brain daemon stop` first (an editor saving its copy over facts written meanwhile drops them), then "
+    for path, n, err in bad[:10]:
         yield ("fail", "bad lines", f"{path} line {n}: {err}")
     if bad:
         more = f" (and {len(bad) - 10} more)" if len(bad) > 10 else ""
-        yield ("fail", "bad lines", f"{len(bad)} line(s) are not fact records and are skipped{more}; fix: open "
-                                    f"{path} at line {bad[0][0]}, repair the JSON or delete the line (the daemon "
-                                    "then re-reads the log by itself)")
+        yield ("fail", "bad lines", f"{len(bad)} line(s) are not fact records and are skipped{more}; fix: "
+                                    f"{stop_first}open {bad[0][0]} at line {bad[0][1]} and repair the JSON or "
+                                    "delete the line; the daemon re-reads the log when it starts")
     else:
-        yield ("ok", "bad lines", f"every line of {path} is a fact record")
-    size = flog.size()
-    with open(path, "rb") as f:
-        f.seek(max(0, size - 1))
-        torn = size > 0 and f.read(1) != b"\n"
-    if torn:
-        yield ("warn", "torn tail", f"{path} ends in a line without a newline: a write that crashed before it was "
-                                    "acknowledged. fix: nothing to do, the next write moves it aside into "
-                                    f"{path.name}.torn-<offset>; or delete that partial last line by hand")
-    for aside in sorted(path.parent.glob(path.name + ".torn-*")):
-        yield ("warn", "torn tail", f"{aside} holds a torn line set aside after a crash (never acknowledged). "
-                                    "fix: read it, then delete the file")
-    behind = _changed_behind(ctx, flog)
-    if behind is not None:
-        yield ("warn", "edited log", f"{path} changed behind the facts cache's read position (byte {behind}): "
-                                     "edited by hand or by a sync tool. fix: nothing to do, the daemon re-reads "
-                                     "the whole log when it next starts or writes a fact")
+        yield ("ok", "bad lines", "every line of " + ", ".join(str(s.log.path) for s in sources) + " is a fact record")
+    brain_dir = sources[0].log.path.parent if sources[0].order == 0 else sources[0].log.path.parent.parent
+    reused = reused_ids(sources)
+    for fid, (keeps_log, keeps_line), (later_log, later_line), new in reused[:10]:
+        here = "" if keeps_log == later_log else f"{brain_dir / keeps_log} "
+        yield ("warn", "reused ids", f"{brain_dir / later_log} line {later_line} reuses id {fid} of {here}line "
+                                     f"{keeps_line}: line {keeps_line} keeps fact #{fid}, line {later_line} is read "
+                                     f"as fact #{new}; fix: {stop_first}give line {later_line} an id no other line "
+                                     "has, or delete it if it repeats a fact")
 
 
-def _changed_behind(ctx: DoctorContext, flog) -> int | None:
-    """The cache's read offset when the log's bytes before it are no longer the ones it read, else None."""
+def _changed_behind(ctx: DoctorContext, sources) -> list[str]:
+    """The logs whose bytes before the cache's read position are no longer the ones it read."""
     import hashlib
     import sqlite3
 
     cache = ctx.places.cache_dir(ctx.vault) / "facts.sqlite"
     if not cache.exists():
-        return None
+        return []
     try:
         db = sqlite3.connect(f"file:{cache}?mode=ro", uri=True, timeout=5)
         try:
-            meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('log_offset', 'log_prefix_sha256')"))
+            reads = {name: (offset, sha) for name, offset, sha in db.execute("SELECT name, offset, sha FROM log_reads")}
         finally:
             db.close()
     except sqlite3.Error:
-        return None
-    offset = int(meta.get("log_offset") or 0)
-    if not offset or not meta.get("log_prefix_sha256"):
-        return None
-    hasher = flog.hash_range(hashlib.sha256(), 0, offset)
-    return offset if hasher is None or hasher.hexdigest() != meta["log_prefix_sha256"] else None
+        return []
+    changed = []
+    for src in sources:
+        offset, sha = reads.get(src.name, (0, ""))
+        if offset:
+            hasher = src.log.hash_range(hashlib.sha256(), 0, offset)
+            if hasher is None or hasher.hexdigest() != sha:
+                changed.append(src.name)
+    return changed
 
 
 _MARK = {"ok": "✓", "warn": "!", "fail": "✗"}

@@ -2,8 +2,8 @@
 
 The index is a cache of the vault: `index` brings it up to date in the
 foreground, `rebuild` throws it away (facts projection included) and builds
-it again from the Markdown files and facts.jsonl — fact ids come from the
-log, so they are the same afterwards. Only the vault's writer may index: when
+it again from the Markdown files and the facts logs — fact ids come from the
+logs, so they are the same afterwards. Only the vault's writer may index: when
 the daemon runs, it already keeps the index live, and these commands say so.
 """
 
@@ -172,7 +172,7 @@ def register(app: typer.Typer) -> None:
                     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar")):
         """Drop the caches (page tables, keyword index, facts table) and rebuild them from the vault.
 
-        Nothing in the vault is touched. Fact ids are read from facts.jsonl, so
+        Nothing in the vault is touched. Fact ids are read from the facts logs, so
         they are the same afterwards. Embeddings are kept: they are stored by
         content hash and re-used for unchanged text.
         """

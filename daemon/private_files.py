@@ -3,7 +3,7 @@
 That covers everything brain writes outside the vault (config, cache,
 state and runtime folders: SQLite and its -wal/-shm, tantivy, vectors,
 tokens, usage log, logs, pid file, socket) and the vault's `.brain/` folder
-(facts.jsonl, the writer lock). The entry points narrow the umask, so files
+(the facts logs, the writer lock). The entry points narrow the umask, so files
 made by SQLite, tantivy or hnswlib are private from their first byte; the
 daemon repairs older files when it starts, and `brain doctor permissions`
 checks them. Standard library only: the CLI's entry point imports this.

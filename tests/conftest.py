@@ -87,3 +87,15 @@ def call(engine, name, args, caller):
     from brain.daemon.protocol.dispatch import dispatch
 
     return dispatch(engine, name, args, caller)
+
+
+def facts_logs(vault: Path) -> list[Path]:
+    """Every facts log of a vault: the shared facts.jsonl of older versions and each device's own
+    (docs/architecture.md, "Two devices, one vault")."""
+    brain_dir = Path(vault) / ".brain"
+    return [p for p in [brain_dir / "facts.jsonl", *sorted((brain_dir / "facts").glob("*.jsonl"))] if p.is_file()]
+
+
+def facts_log_lines(vault: Path) -> list[str]:
+    """The lines of every facts log, log after log."""
+    return [line for p in facts_logs(vault) for line in p.read_text().splitlines()]

@@ -22,12 +22,17 @@ def test_quickstart_round_trip(tmp_path, brain_home):
     assert (vault / ".brain").is_dir() and str(vault) in out.stdout
     r = brain("remember", "I prefer dark mode in every editor", "--provenance", "demo",
               "--entity", "people/me", "--no-daemon")
-    assert r.returncode == 0 and "remembered as fact #1" in r.stdout, r.stderr
+    from brain.daemon.facts.sources import slot_of
+
+    assert r.returncode == 0 and "remembered as fact #" in r.stdout, r.stderr
+    fid = re.search(r"remembered as fact #(\d+)", r.stdout).group(1)
+    device, = (Path(brain_home) / "state" / "vaults").glob("*/device")
+    assert int(fid) == (1 << 20) + slot_of(device.read_text().strip())  # this device's first id
     r = brain("recall", "--entity", "people/me", "--no-daemon")
     assert r.returncode == 0 and "I prefer dark mode in every editor" in r.stdout and "demo" in r.stdout
     r = brain("recall", "--entity", "people/me", "--json", "--no-daemon")
     body = json.loads(r.stdout)
-    assert body["facts"][0]["fact_id"] == "1" and body["protocol_version"] == 1
+    assert body["facts"][0]["fact_id"] == fid and body["protocol_version"] == 1
 
 
 def test_protocol_error_goes_to_stderr_with_fix_and_nonzero_exit(tmp_path):
@@ -59,8 +64,10 @@ def test_brain_vault_env_overrides_config(tmp_path):
     env = dict(os.environ, BRAIN_VAULT=str(tmp_path / "b"))
     (tmp_path / "b").mkdir()
     brain("remember", "only in b", "--provenance", "t", "--no-daemon", env=env, check=True)
-    assert (tmp_path / "b" / ".brain" / "facts.jsonl").exists()
-    assert not (tmp_path / "a" / ".brain" / "facts.jsonl").exists()
+    from conftest import facts_logs
+
+    assert facts_logs(tmp_path / "b")
+    assert not facts_logs(tmp_path / "a")
 
 
 def test_config_set_rejects_unknown_keys(tmp_path):
@@ -162,7 +169,7 @@ def test_demo_runs_the_readme_round_trip_in_process_and_leaves_the_folder_as_it_
         r = brain("demo", str(sample_vault), "--no-daemon")
         assert r.returncode == 0, r.stderr
         assert "indexed " in r.stdout and "indexed 0 pages" not in r.stdout  # the folder was indexed first
-        for shown in ("remembered as fact #1", "I prefer dark mode in every editor", "pages (",
+        for shown in ("remembered as fact #", "I prefer dark mode in every editor", "pages (",
                       "Priya", "## Hot memory", "projects/billing-retirement.md"):
             assert shown in r.stdout, shown
     assert _tree(sample_vault) == before and not (sample_vault / ".brain").exists()

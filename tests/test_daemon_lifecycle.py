@@ -126,7 +126,9 @@ def test_sigterm_drains_a_call_in_flight(daemon, places):
         time.sleep(0.02)
     assert not alive(daemon["pid"])
     # every acknowledged write is in the log (the system of record)
-    lines = (vault / ".brain" / "facts.jsonl").read_text().splitlines()
+    from conftest import facts_log_lines
+
+    lines = facts_log_lines(vault)
     logged = {str(json.loads(line).get("id")) for line in lines if line.strip()}
     assert acked and set(acked) <= logged
 

@@ -67,7 +67,7 @@ def test_doctor_reports_bad_lines_torn_tail_and_edits(tmp_path, places, monkeypa
     for text in ("one", "two", "three"):
         _insert(e.facts, text)
     e.close()
-    log = vault / ".brain" / "facts.jsonl"
+    log, = (vault / ".brain" / "facts").glob("*.jsonl")  # this device's log
     lines = log.read_text().splitlines(keepends=True)
     log.write_text(lines[0] + "\n" + "{not json\n" + lines[1].replace('"two"', '"TWO"') + lines[2]
                    + '{"op":"insert","id":4,"ts":"2026-')

@@ -15,11 +15,12 @@ def test_inserted_with_null_entity_and_null_valid_until(engine, remote):
     body, err = call(engine, "remember", {"fact": "The sky is blue", "provenance": "test"}, remote)
     assert not err
     assert body["status"] == "inserted"
-    assert body["id"] == "1" and isinstance(body["id"], str)
+    # the first id in this device's slot (docs/architecture.md, "Two devices, one vault")
+    assert body["id"] == str((1 << 20) + engine.facts.slot) and isinstance(body["id"], str)
     assert "entity_slug" in body and body["entity_slug"] is None
     assert "valid_until" in body and body["valid_until"] is None
     assert body["protocol_version"] == 1
-    assert body["status_text"] == "remembered as fact #1"
+    assert body["status_text"] == f"remembered as fact #{body['id']}"
 
 
 def test_missing_provenance_is_invalid_params_not_provenance_required(engine, remote):
@@ -227,5 +228,7 @@ def test_concurrent_remembers_never_share_an_id(engine, local):
     for t in threads:
         t.join()
     assert not errors and len(ids) == 100 and len(set(ids)) == 100
-    logged = [json.loads(line)["id"] for line in (engine.vault / ".brain" / "facts.jsonl").read_text().splitlines()]
+    from conftest import facts_log_lines
+
+    logged = [json.loads(line)["id"] for line in facts_log_lines(engine.vault)]
     assert sorted(logged) == sorted(int(i) for i in ids)

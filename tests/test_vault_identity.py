@@ -23,8 +23,9 @@ def _brain(vault, *args):
 
 
 def _facts(vault) -> str:
-    path = vault / ".brain" / "facts.jsonl"
-    return path.read_text() if path.exists() else ""
+    from conftest import facts_log_lines
+
+    return "\n".join(facts_log_lines(vault))
 
 
 def test_a_copied_vault_is_served_by_its_own_daemon(daemon, places, tmp_path):

@@ -137,7 +137,10 @@ def test_a_link_into_a_dot_folder_is_not_a_page(vault, open_index):
     _insert = e.facts.insert(fact="PRIVATE-FACT-MARKER", kind="fact", entity_slug=None, visibility="private",
                              source="t", valid_until=None)
     assert _insert
-    os.symlink(vault / ".brain" / "facts.jsonl", vault / "facts-view.md")
+    from conftest import facts_logs
+
+    log, = facts_logs(vault)
+    os.symlink(log, vault / "facts-view.md")
     os.makedirs(vault / ".obsidian")
     write(vault, ".obsidian/hidden.md", "# Hidden\n")
     os.symlink(vault / ".obsidian", vault / "shown")
@@ -146,5 +149,5 @@ def test_a_link_into_a_dot_folder_is_not_a_page(vault, open_index):
     assert e.index.get_page("facts-view", remote=True) is None
     with pytest.raises(PageWriteError):
         e.index.put_page("facts-view", "overwritten", remote=False)
-    assert "PRIVATE-FACT-MARKER" in (vault / ".brain" / "facts.jsonl").read_text()
+    assert "PRIVATE-FACT-MARKER" in log.read_text()
     assert {("facts-view.md", "symlink_outside"), ("shown", "symlink_outside")} <= _problems(e)

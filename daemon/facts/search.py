@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from .dates import query_date_words
-from .store import scope_clauses
+from .schema import scope_clauses
 from ...indexer.timestamps import utcnow
 
 RRF_K = 60
@@ -127,6 +127,7 @@ def fuse(keyword: list[int], vector: list[tuple[int, float]], floor: float) -> l
 def rank_facts(store, vectors, query: str, where: list[str], params: list, limit: int, *,
                active_only: bool, world_only: bool, floor: float = VECTOR_FLOOR) -> list:
     """The facts in scope (`where`) most relevant to `query`, best first, at most `limit` rows."""
+    store.refresh()
     clauses, args = scope_clauses(where, params, active_only, world_only)
     depth = max(DEPTH, limit)
     keyword = keyword_ranked(store, query, bool(where), clauses, args, depth)

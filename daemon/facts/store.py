@@ -1,120 +1,68 @@
 """Facts: the log on disk and the SQLite table derived from it.
 
-`facts.jsonl` is the record; `facts.sqlite` in the cache dir is a projection
-that remembers how far into the log it has read, so opening costs only the
-new lines. Deleting the cache loses nothing: the next open replays the log and
+The logs in `.brain` are the record (facts/sources.py says which);
+`facts.sqlite` in the cache dir is a projection that remembers how far into
+each log it has read, so opening costs only the new lines. Deleting the cache loses nothing: the next open replays the log and
 gets the same ids.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import logging
-import re
 import sqlite3
 import threading
+import time
 from pathlib import Path
 
+from .schema import COLUMNS, SCHEMA, SCHEMA_VERSION, contains_ci, normalize_text, scope_clauses
+from .ids import MAX_ID, claimed_in, line_digest
 from .log import FactsLog
+from .projection import Projection
+from .sources import DEVICE_DIR, SLOTS, Source, device_id, device_log, discover, max_seq, slot_of
 from ..private_files import private_dir
-from .dates import date_words
 from ...indexer.timestamps import iso, now_iso, utcnow
 
 log = logging.getLogger("brain.facts")
 
-SCHEMA_VERSION = 2  # 2: facts_fts, the keyword index over fact text
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
-CREATE TABLE IF NOT EXISTS facts (
-    id INTEGER PRIMARY KEY,
-    fact TEXT NOT NULL,
-    norm TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    entity_slug TEXT,
-    visibility TEXT NOT NULL,
-    source TEXT NOT NULL,
-    source_session TEXT,
-    context TEXT,
-    confidence REAL NOT NULL,
-    notability TEXT NOT NULL,
-    valid_from TEXT NOT NULL,
-    valid_until TEXT,
-    created_at TEXT NOT NULL,
-    expired_at TEXT,
-    expire_reason TEXT,
-    superseded_by INTEGER
-);
-CREATE INDEX IF NOT EXISTS facts_entity ON facts(entity_slug, valid_from DESC, id DESC);
-CREATE INDEX IF NOT EXISTS facts_created ON facts(created_at DESC, id DESC);
-CREATE INDEX IF NOT EXISTS facts_valid_from ON facts(valid_from DESC, id DESC);
-CREATE INDEX IF NOT EXISTS facts_session ON facts(source_session, created_at DESC);
-CREATE INDEX IF NOT EXISTS facts_superseded ON facts(superseded_by) WHERE superseded_by IS NOT NULL;
-CREATE VIRTUAL TABLE IF NOT EXISTS facts_fts USING fts5(
-    text, date, tokenize = 'porter unicode61 remove_diacritics 2'
-);
-CREATE TABLE IF NOT EXISTS fact_vectors (
-    id INTEGER PRIMARY KEY,
-    model TEXT NOT NULL,
-    vec BLOB NOT NULL
-);
-"""
-
-_COLUMNS = (
-    "id, fact, kind, entity_slug, visibility, source, source_session, context, confidence, "
-    "notability, valid_from, valid_until, created_at, expired_at, expire_reason, superseded_by"
-)
+# how stale a read may be about lines another device's log gained (docs/architecture.md, "Two devices, one vault")
+READ_REFRESH_S = 1.0
 
 
-# SQLite's INTEGER is 64-bit signed
-_MAX_ID = 1 << 63
-# what a record whose fields have the wrong shape raises when applied
-_BAD_RECORD = (KeyError, TypeError, ValueError, OverflowError,
-               sqlite3.InterfaceError, sqlite3.ProgrammingError, sqlite3.IntegrityError)
+class FactsStore(Projection):
+    """Append facts to the log, mirror them into SQLite, answer queries.
 
+    Given one log file, that file is read and written and ids count up from 1.
+    Given a vault's `.brain` folder and this device's id file
+    (`FactsStore.for_vault`), every log there is read and this device writes
+    its own, minting ids in its slot (docs/architecture.md, "Two devices, one vault").
+    """
 
-def normalize_text(text: str) -> str:
-    """What makes two facts 'the same text': case and whitespace ignored."""
-    return re.sub(r"\s+", " ", text).strip().lower()
+    @classmethod
+    def for_vault(cls, brain_dir: Path, cache_db: Path, device_file: Path) -> "FactsStore":
+        return cls(None, cache_db, brain_dir=brain_dir, device_file=device_file)
 
-
-def _contains_ci(text, needle) -> bool:
-    return isinstance(text, str) and isinstance(needle, str) and needle.lower() in text.lower()
-
-
-def scope_clauses(where: list[str], args: list, active_only: bool, world_only: bool,
-                  now: str | None = None) -> tuple[list[str], list]:
-    """`where` plus the common filters (active, world-visible) as SQL clauses over `facts`."""
-    clauses = list(where)
-    params = list(args)
-    if active_only:
-        clauses.append("expired_at IS NULL AND (valid_until IS NULL OR valid_until > ?)")
-        params.append(now or now_iso())
-    if world_only:
-        clauses.append("visibility = 'world'")
-    return clauses, params
-
-
-class FactsStore:
-    """Append facts to the log, mirror them into SQLite, answer queries."""
-
-    def __init__(self, log_path: Path, cache_db: Path):
-        self.log = FactsLog(log_path)
+    def __init__(self, log_path: Path | None, cache_db: Path, *, brain_dir: Path | None = None,
+                 device_file: Path | None = None):
+        self.brain_dir = Path(brain_dir) if brain_dir is not None else None
+        self.device_file = device_file
+        self.slot: int | None = None
+        if self.brain_dir is not None:
+            self._take_device(device_id(device_file))
+        else:
+            self.log = FactsLog(log_path)
         private_dir(cache_db.parent)
         self.db_path = cache_db
         self.db = sqlite3.connect(str(cache_db), check_same_thread=False, isolation_level=None, timeout=30)
         self.db.row_factory = sqlite3.Row
         # recall's grep in SQL, with Python's case folding (SQLite's lower() folds ASCII only)
-        self.db.create_function("contains_ci", 2, _contains_ci, deterministic=True)
+        self.db.create_function("contains_ci", 2, contains_ci, deterministic=True)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.lock = threading.RLock()
-        self.bad_lines: list[tuple[int, str]] = []
+        self._projection_state()
         self._writable = False
-        # sha256 of the log's first `_hashed_upto` bytes, as read (see _prefix_intact)
-        self._hasher, self._hashed_upto = hashlib.sha256(), 0
-        self._own_stat = ""
+        self._refreshed = time.monotonic()
         self._ensure_schema()
         self.catch_up()
 
@@ -122,13 +70,15 @@ class FactsStore:
 
     def _ensure_schema(self) -> None:
         with self.lock:
-            self.db.executescript(_SCHEMA)
+            self.db.executescript(SCHEMA)
             got = self._meta("schema_version")
             if got is not None and int(got) != SCHEMA_VERSION:
                 # a cache from another version: drop it, the log rebuilds it
                 # (fact vectors stay: each is keyed by model and text, so a stale one is never used)
-                self.db.executescript("DROP TABLE facts; DROP TABLE meta; DROP TABLE facts_fts;")
-                self.db.executescript(_SCHEMA)
+                self.db.executescript("DROP TABLE facts; DROP TABLE meta; DROP TABLE facts_fts; "
+                                      "DROP TABLE claimed_ids; DROP TABLE fact_lines; DROP TABLE pending_expires; "
+                                      "DROP TABLE log_reads; DROP TABLE line_homes;")
+                self.db.executescript(SCHEMA)
             self._set_meta("schema_version", str(SCHEMA_VERSION))
 
     def _meta(self, key: str) -> str | None:
@@ -138,136 +88,125 @@ class FactsStore:
     def _set_meta(self, key: str, value: str) -> None:
         self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
 
-    def catch_up(self) -> int:
-        """Apply log lines the cache has not seen; returns how many were read."""
-        with self.lock:
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                offset = int(self._meta("log_offset") or 0)
-                line_no = int(self._meta("log_lines") or 0)
-                head = self.log.head_signature()
-                # the highest id an insert line claimed, applied or not: ids are never reused
-                top = int(self._meta("log_max_id") or 0)
-                if offset > self.log.size() or (offset and self._meta("log_head") != head) \
-                        or not self._prefix_intact(offset):
-                    log.warning("facts log changed under the cache; rebuilding the facts table")
-                    self._clear()
-                    offset, line_no, top = 0, 0, 0
-                    self.bad_lines = []
-                    self._hasher, self._hashed_upto = hashlib.sha256(), 0
-                read_from = offset
-                n = 0
-                for line_no, rec, pos, err in self.log.replay(offset, line_no + 1):
-                    offset = pos
-                    n += 1
-                    if rec is not None:
-                        if rec["op"] == "insert" and 0 < rec["id"] < _MAX_ID:
-                            top = max(top, rec["id"])
-                        try:
-                            self._apply(rec)
-                        except _BAD_RECORD as e:
-                            # a hand-edited or malformed record is a bad line, not a wedge
-                            # (a failing database is not: that still raises, and the line is retried)
-                            err = f"cannot apply the record: {e}"[:160]
-                    if err is not None:
-                        self.bad_lines.append((line_no, err))
-                        log.warning("facts.jsonl line %d skipped: %s", line_no, err)
-                if offset > read_from and self.log.hash_range(self._hasher, read_from, offset) is None:
-                    raise OSError(f"{self.log.path} shrank while it was read")
-                self._hashed_upto = offset
-                self._set_meta("log_prefix_sha256", self._hasher.hexdigest())
-                self._set_meta("log_stat", self.log.stat_key())
-                self._set_meta("log_offset", str(offset))
-                self._set_meta("log_lines", str(line_no))
-                self._set_meta("log_max_id", str(top))
-                self._set_meta("log_head", head)
-                self.db.execute("COMMIT")
-                return n
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
-
-    def _prefix_intact(self, offset: int) -> bool:
-        """Whether the log's first `offset` bytes are still the ones projected.
-
-        A hand edit behind the read position (inserted lines, or a change of
-        the same length) would otherwise never be seen. Checked by hash once
-        per process, and again whenever the file changed other than by our
-        own append (docs/architecture.md, "The vault folder").
-        """
-        if offset == 0:
-            return True
-        key = self.log.stat_key()
-        if self._hashed_upto == offset and key in (self._meta("log_stat"), self._own_stat):
-            return True
-        hasher = self.log.hash_range(hashlib.sha256(), 0, offset)
-        if hasher is None:
-            return False
-        want = self._meta("log_prefix_sha256")
-        self._hasher, self._hashed_upto = hasher, offset
-        return want is None or hasher.hexdigest() == want  # None: a cache from before the check
-
-    def _clear(self) -> None:
-        self.db.execute("DELETE FROM facts")
-        self.db.execute("DELETE FROM facts_fts")
-
-    def _apply(self, rec: dict) -> None:
-        if rec["op"] == "insert":
-            valid_from = rec.get("valid_from") or rec["ts"]
-            self.db.execute(
-                f"INSERT OR REPLACE INTO facts({_COLUMNS}, norm) VALUES "
-                "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    rec["id"], rec["fact"], rec.get("kind", "fact"), rec.get("entity_slug"),
-                    rec.get("visibility", "world"), rec.get("source", ""), rec.get("source_session"),
-                    rec.get("context"), float(rec.get("confidence", 1.0)), rec.get("notability", "medium"),
-                    valid_from, rec.get("valid_until"), rec["ts"], None, None, None,
-                    normalize_text(rec["fact"]),
-                ),
-            )
-            # the keyword index sees the fact and its dates (expiry is the facts row's business)
-            self.db.execute("INSERT OR REPLACE INTO facts_fts(rowid, text, date) VALUES (?, ?, ?)",
-                            (rec["id"], rec["fact"], date_words(valid_from, rec.get("source"))))
-        elif rec["op"] == "expire":
-            self.db.execute(
-                "UPDATE facts SET expired_at=?, expire_reason=?, superseded_by=COALESCE(?, superseded_by) "
-                "WHERE id=? AND expired_at IS NULL",
-                (rec["ts"], rec.get("reason"), rec.get("superseded_by"), rec["id"]),
-            )
-
     def rebuild(self) -> int:
-        """Drop the projection and replay the whole log."""
+        """Drop the projection and replay every log."""
         with self.lock:
-            self._clear()
-            self.db.execute("DELETE FROM meta WHERE key LIKE 'log_%'")
-            self.bad_lines = []
-            self._hasher, self._hashed_upto = hashlib.sha256(), 0
+            self.db.execute("DELETE FROM log_reads")
         return self.catch_up()
+
+    def sources(self) -> list[Source]:
+        """The logs read, in order: the one file given, or every log of the vault's `.brain`."""
+        if self.brain_dir is None:
+            return [Source(self.log.path.name, self.log, 0)]
+        return discover(self.brain_dir)
 
     # -- writing ------------------------------------------------------------
 
-    def _write(self, records: list[dict]) -> None:
-        """Durably log, then mirror; the caller holds the lock."""
-        self.catch_up()  # another process may have appended
-        if not self._writable:
-            self.log.open_for_append()
-            self._writable = True
-        self.log.append(records)
-        self._own_stat = self.log.stat_key()  # our append: no need to re-hash the prefix
-        self.catch_up()
+    def _write(self, build) -> list[dict]:
+        """Durably log the records `build()` makes, then mirror them; the caller holds the lock.
+
+        Acknowledged means in the file at the path: a write that went to a file
+        renamed away meanwhile, or that was glued to another program's
+        unfinished line, is made again (docs/architecture.md, "When another
+        program writes the log").
+        """
+        for _attempt in range(8):
+            self.catch_up()  # another program may have appended, edited or replaced the log
+            self._ready_to_append()
+            records = build()
+            # lines only a sync copy holds go into this device's log too (docs/architecture.md)
+            folded = self.lines_only_in_copies() if self.brain_dir is not None else []
+            start, payload = self.log.append(records, before=folded)
+            if self.log.landed(start, payload):
+                self._own_stats[self._own_name()] = self.log.stat_key()  # our append: no re-hash needed
+                self.catch_up()
+                return records
+            self.catch_up()
+            if self._holds_lines(payload, records):
+                return records  # the file that replaced ours was copied after our write: the lines are there
+            log.warning("facts log changed while a fact was written; writing it again to the file at %s",
+                        self.log.path)
+        raise OSError(f"{self.log.path} kept changing while a fact was written; nothing was acknowledged")
+
+    def _holds_lines(self, payload: bytes, records: list[dict]) -> bool:
+        """Whether every insert line of `payload` is now read from some log, as it was written."""
+        inserts = [line for line, rec in zip(payload.splitlines()[-len(records):], records) if rec["op"] == "insert"]
+        return bool(inserts) and all(
+            self.db.execute("SELECT 1 FROM fact_lines WHERE digest=?", (line_digest(line),)).fetchone()
+            for line in inserts)
+
+    def _own_name(self) -> str:
+        return self.log.path.name if self.brain_dir is None else f"{DEVICE_DIR}/{self.log.path.name}"
+
+    def _take_device(self, device: str) -> None:
+        self.device = device
+        self.slot = slot_of(device)
+        self.log = FactsLog(device_log(self.brain_dir, device))
+        self._writable = False
+
+    def _ready_to_append(self) -> None:
+        """The descriptor is the file at the path, which ends where the projection read to."""
+        changed = False
+        if self.brain_dir is not None:
+            others = {s.slot for s in self.sources() if s.order == 1 and s.log.path != self.log.path}
+            if self.slot in others:
+                # another device's log has this slot: take a new device id before minting any id in it
+                log.warning("device slot %d is also another device's; this device takes a new id", self.slot)
+                self.log.close()
+                self._take_device(device_id(self.device_file, avoid_slots=others, renew=True))
+        if not self._writable or not self.log.held_is_current():
+            # first write, or the file was replaced (a sync tool or editor renamed a copy over it)
+            self.log.reopen()
+            self._writable = changed = True
+        if not self.log.ends_on_line_boundary():
+            # another program's unfinished line: set aside so our record is a line of its own
+            self.log.repair_torn_tail()
+        if self.log.set_aside:
+            self._claim([i for tail in self.log.set_aside for i in claimed_in(tail)])
+            self.log.set_aside.clear()
+            changed = True
+        if changed:
+            self.catch_up()  # read what the file now at the path holds before an id is minted
 
     def next_id(self) -> int:
-        row = self.db.execute("SELECT MAX(id) FROM facts").fetchone()
-        return max(row[0] or 0, int(self._meta("log_max_id") or 0)) + 1
+        """One past the highest id any line ever claimed (never past MAX_ID: then the lowest free one);
+        on a device, the next id in its slot past every id claimed."""
+        top = self.db.execute("SELECT MAX(id) FROM claimed_ids WHERE id <= ?", (MAX_ID,)).fetchone()[0] or 0
+        if self.slot is not None:
+            return self._next_in_slot(top)
+        fid = top + 1
+        while fid <= MAX_ID and self.db.execute("SELECT 1 FROM facts WHERE id=?", (fid,)).fetchone():
+            fid += 1
+        if fid <= MAX_ID:
+            return fid
+        row = self.db.execute(
+            "SELECT MIN(c.id + 1) FROM (SELECT 0 AS id UNION ALL SELECT id FROM claimed_ids) c WHERE c.id < ? "
+            "AND NOT EXISTS (SELECT 1 FROM claimed_ids d WHERE d.id = c.id + 1) "
+            "AND NOT EXISTS (SELECT 1 FROM facts f WHERE f.id = c.id + 1)", (MAX_ID,)).fetchone()
+        return row[0]
+
+    def _next_in_slot(self, top: int) -> int:
+        seq = top // SLOTS + 1  # past every id seen, so ids grow with time across devices
+        if seq > max_seq(self.slot):
+            own = self.db.execute("SELECT MAX(id) FROM claimed_ids WHERE id % ? = ? AND id > ?",
+                                  (SLOTS, self.slot, SLOTS)).fetchone()[0] or 0
+            seq = own // SLOTS + 1
+        while seq <= max_seq(self.slot):
+            fid = seq * SLOTS + self.slot
+            if not self.db.execute("SELECT 1 FROM facts WHERE id=? UNION ALL SELECT 1 FROM claimed_ids WHERE id=?",
+                                   (fid, fid)).fetchone():
+                return fid
+            seq += 1
+        raise OSError(f"device slot {self.slot} has no ids left; fix: delete {self.device_file} for a new device id")
 
     def insert(self, *, fact: str, kind: str, entity_slug: str | None, visibility: str, source: str,
                valid_until: str | None, source_session: str | None = None, context: str | None = None,
                supersede: int | None = None, now: str | None = None) -> int:
         """Record a new fact (and, atomically, the expiry of the one it supersedes)."""
-        with self.lock:
-            self.catch_up()
-            ts = now or now_iso()
-            fid = self.next_id()
+        ts = now or now_iso()
+
+        def build() -> list[dict]:
+            fid = self.next_id()  # minted after the log was re-read, so no line holds it
             records = [{
                 "op": "insert", "id": fid, "ts": ts, "fact": fact, "kind": kind,
                 "entity_slug": entity_slug, "visibility": visibility, "source": source,
@@ -277,8 +216,10 @@ class FactsStore:
             if supersede is not None:
                 records.append({"op": "expire", "id": supersede, "ts": ts,
                                 "reason": f"superseded by fact #{fid}", "superseded_by": fid})
-            self._write(records)
-            return fid
+            return records
+
+        with self.lock:
+            return self._write(build)[0]["id"]
 
     def expire(self, fid: int, reason: str | None) -> bool:
         """Expire a fact; False when it already was."""
@@ -287,20 +228,33 @@ class FactsStore:
             row = self.get(fid)
             if row is None or row["expired_at"] is not None:
                 return False
-            self._write([{"op": "expire", "id": fid, "ts": now_iso(), "reason": reason or "forgotten"}])
+            ts = now_iso()
+            self._write(lambda: [{"op": "expire", "id": fid, "ts": ts, "reason": reason or "forgotten"}])
             return True
 
     # -- reading ------------------------------------------------------------
 
+    def refresh(self) -> None:
+        """Before a read: take in what other devices' logs gained since (at most once a second)."""
+        if self.brain_dir is None or time.monotonic() - self._refreshed < READ_REFRESH_S:
+            return
+        self._refreshed = time.monotonic()
+        try:
+            self.catch_up()
+        except (OSError, sqlite3.Error) as e:  # the reader still gets what the cache holds
+            log.warning("facts logs could not be re-read: %s", e)
+
     def get(self, fid: int) -> sqlite3.Row | None:
+        self.refresh()
         with self.lock:
-            return self.db.execute(f"SELECT {_COLUMNS} FROM facts WHERE id=?", (fid,)).fetchone()
+            return self.db.execute(f"SELECT {COLUMNS} FROM facts WHERE id=?", (fid,)).fetchone()
 
     def query(self, where: list[str], args: list, order: str, limit: int | None,
               active_only: bool = True, world_only: bool = False, now: str | None = None) -> list[sqlite3.Row]:
         """Facts matching all `where` clauses, with the common filters applied in SQL."""
         clauses, params = scope_clauses(where, args, active_only, world_only, now)
-        sql = f"SELECT {_COLUMNS} FROM facts"
+        self.refresh()
+        sql = f"SELECT {COLUMNS} FROM facts"
         if clauses:
             sql += " WHERE " + " AND ".join(f"({c})" for c in clauses)
         sql += f" ORDER BY {order}"
@@ -337,6 +291,7 @@ class FactsStore:
 
     def counts(self, world_only: bool = False) -> dict:
         world = " AND visibility = 'world'" if world_only else ""
+        self.refresh()
         with self.lock:
             total = self.db.execute("SELECT COUNT(*) FROM facts WHERE 1=1" + world).fetchone()[0]
             active = self.db.execute(

@@ -134,7 +134,7 @@ FORGET = ToolDef(
         Param("reason", "string", "Why, for the audit trail (default \"forgotten\")."),
     ),
     {"title": "forget (expire a fact)", "destructiveHint": True, "idempotentHint": True},
-    "Expire a fact (it stays in facts.jsonl as an audit record).",
+    "Expire a fact (it stays in the facts log as an audit record).",
     handler=_handler("forget"), writes=True, surface="verbs", verb=CORE,
 )
 

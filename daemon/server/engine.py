@@ -37,7 +37,10 @@ class Engine:
         if writer:
             self.lock.acquire(writer, wait_s=lock_wait_s)
         (self.vault / ".brain").mkdir(parents=True, exist_ok=True)
-        self.facts = FactsStore(self.vault / ".brain" / "facts.jsonl", self.cache_dir / "facts.sqlite")
+        # every device writes its own log under .brain/facts/; its id lives here, outside the vault
+        # (docs/architecture.md, "Two devices, one vault")
+        self.facts = FactsStore.for_vault(self.vault / ".brain", self.cache_dir / "facts.sqlite",
+                                          self.state_dir / "device")
         self.page_db = open_db(self.cache_dir / "index.sqlite")
         self.usage = UsageLog(places.usage_file)
         # attached by the indexer / daemon when available

@@ -1,0 +1,91 @@
+"""The facts projection's tables (`facts.sqlite`) and the filters every query shares."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+
+from ...indexer.timestamps import now_iso
+
+# 2: facts_fts, the keyword index over fact text; 3: several logs, claimed ids, the line each fact came from
+SCHEMA_VERSION = 3
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS facts (
+    id INTEGER PRIMARY KEY,
+    fact TEXT NOT NULL,
+    norm TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    entity_slug TEXT,
+    visibility TEXT NOT NULL,
+    source TEXT NOT NULL,
+    source_session TEXT,
+    context TEXT,
+    confidence REAL NOT NULL,
+    notability TEXT NOT NULL,
+    valid_from TEXT NOT NULL,
+    valid_until TEXT,
+    created_at TEXT NOT NULL,
+    expired_at TEXT,
+    expire_reason TEXT,
+    superseded_by INTEGER
+);
+CREATE INDEX IF NOT EXISTS facts_entity ON facts(entity_slug, valid_from DESC, id DESC);
+CREATE INDEX IF NOT EXISTS facts_created ON facts(created_at DESC, id DESC);
+CREATE INDEX IF NOT EXISTS facts_valid_from ON facts(valid_from DESC, id DESC);
+CREATE INDEX IF NOT EXISTS facts_session ON facts(source_session, created_at DESC);
+CREATE INDEX IF NOT EXISTS facts_superseded ON facts(superseded_by) WHERE superseded_by IS NOT NULL;
+CREATE VIRTUAL TABLE IF NOT EXISTS facts_fts USING fts5(
+    text, date, tokenize = 'porter unicode61 remove_diacritics 2'
+);
+CREATE TABLE IF NOT EXISTS claimed_ids (id INTEGER PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS fact_lines (
+    id INTEGER PRIMARY KEY, owned INTEGER NOT NULL, ord INTEGER NOT NULL, src TEXT NOT NULL,
+    line_no INTEGER NOT NULL, digest TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS fact_lines_digest ON fact_lines(digest);
+CREATE TABLE IF NOT EXISTS pending_expires (id INTEGER NOT NULL, ts TEXT NOT NULL, reason TEXT, superseded_by INTEGER);
+CREATE TABLE IF NOT EXISTS line_homes (digest TEXT PRIMARY KEY, in_log INTEGER NOT NULL, raw BLOB);
+CREATE INDEX IF NOT EXISTS line_homes_copies ON line_homes(in_log) WHERE in_log = 0;
+CREATE TABLE IF NOT EXISTS log_reads (
+    name TEXT PRIMARY KEY, offset INTEGER NOT NULL, lines INTEGER NOT NULL, head TEXT NOT NULL,
+    sha TEXT NOT NULL, stat TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS fact_vectors (
+    id INTEGER PRIMARY KEY,
+    model TEXT NOT NULL,
+    vec BLOB NOT NULL
+);
+"""
+
+COLUMNS = (
+    "id, fact, kind, entity_slug, visibility, source, source_session, context, confidence, "
+    "notability, valid_from, valid_until, created_at, expired_at, expire_reason, superseded_by"
+)
+
+# what a record whose fields have the wrong shape raises when applied
+BAD_RECORD = (KeyError, TypeError, ValueError, OverflowError,
+               sqlite3.InterfaceError, sqlite3.ProgrammingError, sqlite3.IntegrityError)
+
+
+def normalize_text(text: str) -> str:
+    """What makes two facts 'the same text': case and whitespace ignored."""
+    return re.sub(r"\s+", " ", text).strip().lower()
+
+
+def contains_ci(text, needle) -> bool:
+    return isinstance(text, str) and isinstance(needle, str) and needle.lower() in text.lower()
+
+
+def scope_clauses(where: list[str], args: list, active_only: bool, world_only: bool,
+                  now: str | None = None) -> tuple[list[str], list]:
+    """`where` plus the common filters (active, world-visible) as SQL clauses over `facts`."""
+    clauses = list(where)
+    params = list(args)
+    if active_only:
+        clauses.append("expired_at IS NULL AND (valid_until IS NULL OR valid_until > ?)")
+        params.append(now or now_iso())
+    if world_only:
+        clauses.append("visibility = 'world'")
+    return clauses, params
