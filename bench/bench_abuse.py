@@ -7,7 +7,7 @@ about three minutes by default:
 
 1. kill -9 of the daemon under concurrent writers (the CLI's own client,
    which restarts the daemon): every acknowledged fact must be in
-   facts.jsonl afterwards;
+   the facts logs afterwards;
 2. mixed load: remote clients on the daemon socket calling every tool;
 3. a seeded fuzz pass: hostile arguments for every tool, plus hostile raw
    lines (not UTF-8, deep nesting, huge integers, non-object arguments);
@@ -112,14 +112,19 @@ def kills_under_writers(places, vault, tally: Tally, writers: int, kills: int, s
         t.join(60)
     ensure_daemon(places, vault)
     logged = {}
-    with open(vault / ".brain" / "facts.jsonl", encoding="utf-8") as f:
-        for line in f:
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if rec.get("op", "insert") == "insert" and "fact" in rec:
-                logged[str(rec.get("id"))] = rec["fact"]
+    # every facts log: the shared one of older versions and this device's (docs/architecture.md)
+    brain_dir = vault / ".brain"
+    for path in [brain_dir / "facts.jsonl", *sorted((brain_dir / "facts").glob("*.jsonl"))]:
+        if not path.is_file():
+            continue
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue
+                if rec.get("op", "insert") == "insert" and "fact" in rec:
+                    logged[str(rec.get("id"))] = rec["fact"]
     lost = [fid for fid, fact in acked if logged.get(fid) != fact]
     return {"kills": done_kills, "writers": writers, "acknowledged_writes": len(acked),
             "acknowledged_writes_lost": len(lost), "unacknowledged_attempts": dict(failures)}
