@@ -206,8 +206,11 @@ class VaultIndex(PageOps):
                 self._delete_row(row)
             return "skipped"
         if page.frontmatter_error:
+            # docs/architecture.md "Private pages": what cannot be read is private
             t.add_problem(Problem(rel, "bad_frontmatter", f"{page.frontmatter_error}; the page is indexed without "
-                                                          "its frontmatter until the YAML is fixed"))
+                                                          "its frontmatter, and is private, until it is fixed"))
+        elif page.visibility_doubt:
+            t.add_problem(Problem(rel, "unclear_visibility", page.visibility_doubt))
         pid, added, removed, all_rows = t.upsert(page, st, h, row)
         if row is None or row["slug"] != page.slug:
             self._tails.add(page.tail)
