@@ -12,11 +12,12 @@ import logging
 import time
 from pathlib import Path
 
+from .frontmatter import page_visibility, split_frontmatter
 from .parse import parse_page
 from .atomic_files import write_atomic
 from .vault_files import PageWriteError, check_size, check_slug, content_hash, read_bytes
 from .table_writes import iso_ns
-from .scan import IGNORE_FILE, classify, page_path, stat_page
+from .scan import IGNORE_FILE, MAX_PAGE_BYTES, classify, page_path, stat_page
 from .slugs import path_to_slug
 
 log = logging.getLogger("brain.pages")
@@ -73,7 +74,17 @@ class PageOps:
                                                      "symlink; brain never writes there.",
                                      "Choose a slug whose folders are real folders inside the vault.")
             path = self.vault / rel
-            old = read_bytes(real)
+            try:
+                old = read_bytes(real)
+            except OSError as e:
+                if remote:
+                    return self._as_if_absent(slug, rel, data, expected_hash)
+                raise PageWriteError("unreadable", f"{rel} cannot be read: {e.strerror or e}.",
+                                     "Fix the file's permissions, then retry.") from None
+            # the index may not hold the file yet (just created, too large,
+            # binary): the file on disk decides (docs/architecture.md "Private pages")
+            if remote and old is not None and not world_writable(old):
+                return self._as_if_absent(slug, rel, data, expected_hash)
             current = content_hash(old) if old is not None else None
             if expected_hash is not None and current != expected_hash.strip().lower():
                 raise _stale(slug, current)
@@ -169,6 +180,17 @@ class PageOps:
                "WHERE l.to_id = ?" + (" AND p.visibility != 'private'" if remote else "") + " ORDER BY p.slug, l.id")
         return [{"slug": r["slug"], "title": r["title"], "type": r["type"], "context": r["context"] or None,
                  "source": r["source"]} for r in self.db.execute(sql, (row["id"],))]
+
+
+def world_writable(raw: bytes) -> bool:
+    """Whether a remote caller may overwrite a page file with these bytes.
+
+    Only a page that reads as world-visible: an oversized or binary file, or
+    one whose frontmatter does not clearly say world, is private to them.
+    """
+    if len(raw) > MAX_PAGE_BYTES or b"\x00" in raw[:8192]:
+        return False
+    return page_visibility(split_frontmatter(raw.decode("utf-8", "replace")))[0] == "world"
 
 
 def _held_name(stamp: str, slug: str) -> str:
