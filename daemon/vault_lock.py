@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from .private_files import private_dir
+from ..indexer.brain_folder import brain_folder
 from ..indexer.timestamps import now_iso
 
 
@@ -26,7 +27,8 @@ class VaultLocked(RuntimeError):
 
 class VaultLock:
     def __init__(self, vault: Path):
-        self.path = Path(vault) / ".brain" / "writer.lock"
+        self.vault = Path(vault)
+        self.path = self.vault / ".brain" / "writer.lock"
         self._fd: int | None = None
 
     def holder(self) -> dict:
@@ -39,8 +41,9 @@ class VaultLock:
         """Take the lock, waiting up to `wait_s`; raise VaultLocked if it stays held."""
         if self._fd is not None:
             return
-        private_dir(self.path.parent)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        # never through a `.brain` link to elsewhere (indexer/brain_folder.py)
+        private_dir(brain_folder(self.vault))
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         deadline = time.monotonic() + wait_s
         while True:
             try:

@@ -12,6 +12,7 @@ import logging
 import time
 from pathlib import Path
 
+from .brain_folder import BrainFolderError, brain_folder
 from .frontmatter import page_visibility, split_frontmatter
 from .parse import parse_page
 from .atomic_files import write_atomic
@@ -123,10 +124,12 @@ class PageOps:
         stamp = f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{time.time_ns() % 10**9:09d}"
         held = self.vault / HELD_DIR / _held_name(stamp, slug)
         try:
-            held.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            write_atomic(held, data, mode=0o600, within=self.vault / ".brain")
+            # never through a `.brain` swapped for a link to elsewhere (brain_folder.py)
+            within = brain_folder(self.vault)
+            held.parent.mkdir(mode=0o700, exist_ok=True)
+            write_atomic(held, data, mode=0o600, within=within)
             log.warning("a remote put_page onto the private page %s was kept in %s, not written over it", rel, held)
-        except OSError as e:
+        except (OSError, BrainFolderError) as e:
             log.error("a remote put_page onto the private page %s could not be kept aside: %s", rel, e)
         return {"slug": slug, "path": rel, "hash": content_hash(data), "created": True}
 

@@ -11,6 +11,7 @@ import logging
 import threading
 from pathlib import Path
 
+from ...indexer.brain_folder import brain_folder
 from ...indexer.db import open_db
 from ...indexer import search_modes as why
 from .. import config as config_mod
@@ -36,7 +37,7 @@ class Engine:
         self.lock = VaultLock(self.vault)
         if writer:
             self.lock.acquire(writer, wait_s=lock_wait_s)
-        (self.vault / ".brain").mkdir(parents=True, exist_ok=True)
+        brain_folder(self.vault)   # a real folder inside the vault, or BrainFolderError
         self.facts = FactsStore(self.vault / ".brain" / "facts.jsonl", self.cache_dir / "facts.sqlite")
         self.page_db = open_db(self.cache_dir / "index.sqlite")
         self.usage = UsageLog(places.usage_file)
