@@ -95,6 +95,15 @@ class Frontmatter:
     visibility_line: int | None = None         # 1-based line of the first visibility key
 
 
+def leading_block(text: str) -> str | None:
+    """The text up to the end of its frontmatter block ("" when it has none); None when the block never closes."""
+    m = _OPEN.match(text)
+    if not m:
+        return ""
+    close = _CLOSE.search(text, m.end())
+    return text[:close.end()] if close else None
+
+
 def split_frontmatter(text: str) -> Frontmatter:
     """Separate the frontmatter block from the body and parse it."""
     m = _OPEN.match(text)

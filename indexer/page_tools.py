@@ -75,6 +75,9 @@ class PageOps:
                                                      "symlink; brain never writes there.",
                                      "Choose a slug whose folders are real folders inside the vault.")
             path = self.vault / rel
+            big = stat_page(self.vault, rel)
+            if remote and big is not None and big.size > MAX_PAGE_BYTES:   # private to them, and never read whole
+                return self._as_if_absent(slug, rel, data, expected_hash)
             try:
                 old = read_bytes(real)
             except OSError as e:
@@ -148,6 +151,11 @@ class PageOps:
         if row is None:
             return None
         real = page_path(self.vault, row["path"])  # a link swapped to outside since it was indexed
+        st = stat_page(self.vault, row["path"])
+        if st is not None and st.size > MAX_PAGE_BYTES:   # a stub: never read whole into memory
+            raise PageWriteError("too_large", f"page {row['slug']!r} is {st.size / 1048576:.1f} MB, over the "
+                                              f"{MAX_PAGE_BYTES // 1048576} MB limit get_page serves.",
+                                 "Open the file itself, or split it into smaller pages.")
         raw = read_bytes(real) if real is not None else None
         if raw is None:
             return None
@@ -155,7 +163,6 @@ class PageOps:
         page = parse_page(row["path"], text)
         if remote and page.visibility == "private":
             return None  # made private since it was indexed
-        st = stat_page(self.vault, row["path"])
         return {"slug": row["slug"], "title": page.title, "type": page.type, "content": text,
                 "frontmatter": page.frontmatter, "hash": content_hash(raw),
                 "updated_at": iso_ns(st.mtime_ns) if st else row["updated_at"]}

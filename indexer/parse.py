@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from .chunks import Chunk, split_chunks
 from .fences import prose_lines
-from .frontmatter import page_visibility, scalar_text, split_frontmatter, split_tags
+from .frontmatter import leading_block, page_visibility, scalar_text, split_frontmatter, split_tags
 from .slugs import path_to_slug, split_aliases
 from .timeline import Entry, extract_entries, split_timeline
 from .wikilinks import Link, body_links, frontmatter_links
@@ -161,3 +161,18 @@ def parse_page(rel_path: str, text: str) -> ParsedPage:
         timeline=extract_entries(body),
         chunks=split_chunks(body),
     )
+
+
+def parse_stub(rel_path: str, head: str) -> ParsedPage:
+    """A page too large to parse, from its first bytes: name and frontmatter, no text, links or timeline.
+
+    docs/architecture.md "Hostile content". A block that does not close
+    within `head` cannot be read, so the page is private until it is split.
+    """
+    block = leading_block(head)
+    page = parse_page(rel_path, block or "")
+    if block is None:
+        page.visibility = "private"
+        page.frontmatter_error = "its frontmatter does not close within the part of the file that is read"
+    page.lead, page.chunks, page.timeline = "", [], []
+    return page

@@ -72,3 +72,30 @@ def test_a_planted_alias_bomb_keeps_answers_small_and_recall_fast(vault, open_in
     assert not err and len(json.dumps(page)) < 4 * len(content) and page["frontmatter"] == {}
     gone, err = call(e, "get_page", {"slug": "notes/ledger-bomb"}, remote)
     assert err and gone["error"] == "not_found"   # refused frontmatter: private until fixed
+
+
+def test_a_page_over_the_size_limit_is_indexed_as_a_stub(vault, open_index, remote, local):
+    from brain.indexer.scan import MAX_PAGE_BYTES
+
+    filler = "export line with zebrafish words\n" * (MAX_PAGE_BYTES // 33 + 100)
+    write(vault, "dumps/export.md", "---\ntitle: Big Export\naliases: [the dump]\n---\n# Big Export\n\n" + filler)
+    write(vault, "dumps/secret.md", "---\ntitle: Secret Dump\nvisibility: private\n---\n" + filler)
+    write(vault, "dumps/open-ended.md", "---\ntitle: Open Ended\n" + "k: v\n" * (MAX_PAGE_BYTES // 4 + 100))
+    t0 = time.monotonic()
+    e = open_index(vault)
+    assert time.monotonic() - t0 < 10
+    rows = {r["slug"]: r for r in e.page_db.execute("SELECT slug, title, visibility FROM pages")}
+    assert rows["dumps/export"]["title"] == "Big Export" and rows["dumps/export"]["visibility"] == "world"
+    assert rows["dumps/secret"]["visibility"] == rows["dumps/open-ended"]["visibility"] == "private"
+    assert e.page_db.execute("SELECT COUNT(*) FROM chunks c JOIN pages p ON p.id = c.page_id "
+                             "WHERE p.slug LIKE 'dumps/%'").fetchone()[0] == 0
+    problems = {(r["path"], r["kind"]): r["detail"] for r in e.page_db.execute("SELECT * FROM problems")}
+    assert "stub" in problems[("dumps/export.md", "too_large")]
+    card, _ = call(e, "entity", {"name": "the dump"}, remote)
+    assert card["found"] is True and card["card"]["entity"]["slug"] == "dumps/export"
+    hits, _ = call(e, "recall", {"query": "zebrafish"}, remote)
+    assert hits["results"] == []
+    big, err = call(e, "get_page", {"slug": "dumps/export"}, local)
+    assert err and big["error"] == "invalid_params" and "MB" in big["message"] and len(json.dumps(big)) < 1000
+    listed, _ = call(e, "list_pages", {"prefix": "dumps/"}, remote)
+    assert [p["slug"] for p in listed["pages"]] == ["dumps/export"]
