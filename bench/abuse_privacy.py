@@ -17,6 +17,8 @@ stops the daemon. Rows:
 - alias bomb: "billion laughs" frontmatter and other hostile pages planted
   with a remote put_page while a reader calls recall; recall p99, the
   largest get_page answer and the daemon's RSS are reported.
+- .brain linked outside the vault: every command that would write there
+  must refuse and leave the other folder empty.
 """
 
 from __future__ import annotations
@@ -195,8 +197,9 @@ def _hostile_pages() -> dict[str, str]:
         "hostile/self-alias": "---\na: &a [*a, *a]\n---\nSelf.\n",
         "hostile/deep-yaml": "---\nx: " + "[" * 5000 + "]" * 5000 + "\n---\nDeep.\n",
         "hostile/wide-yaml": "---\n" + fill("k{}: v\n") + "---\nWide.\n",
-        "hostile/many-dates": fill("- 2026-01-01: x{}\n"),
-        "hostile/many-links": fill("[[p{}]] ")[: room // 4],   # a full 4 MB of links takes ~16 s to index
+        # a full 4 MB of either takes 15-20 s to index here: the bench stays near 30 s
+        "hostile/many-dates": fill("- 2026-01-01: x{}\n")[: room // 2],
+        "hostile/many-links": fill("[[p{}]] ")[: room // 8],
     }
 
 
@@ -256,10 +259,32 @@ def alias_bomb(scratch: Path) -> dict:
                     + "; broke: " + (", ".join(k for k, v in checks.items() if not v) or "none")}
 
 
+# -- .brain as a symlink to outside the vault ---------------------------------
+
+def brain_folder_link(scratch: Path) -> dict:
+    outside = scratch / "elsewhere"
+    outside.mkdir()
+    brain = _Brain(scratch, {})
+    os.symlink(outside, brain.vault / ".brain")
+    tries = [["daemon", "start"], ["remember", "door code 4321", "--provenance", "abuse"],
+             ["remember", "door code 4321", "--provenance", "abuse", "--no-daemon"], ["init", str(brain.vault)]]
+    refused = 0
+    for args in tries:
+        r = subprocess.run([BRAIN, *args], env=brain.env, capture_output=True, text=True, timeout=90)
+        refused += r.returncode != 0 and "symlink" in r.stderr
+    subprocess.run([BRAIN, "daemon", "stop"], env=brain.env, capture_output=True, timeout=60)
+    written = sorted(p.name for p in outside.rglob("*"))
+    held = refused if not written else 0
+    return {"attempts": len(tries), "held": held, "broke": len(tries) - held, "files_written_outside": len(written),
+            "note": ".brain linked to a folder outside the vault; daemon start, remember (daemon and "
+                    "--no-daemon) and init must refuse, naming the link, and write nothing there"}
+
+
 ATTACKS: list[tuple[str, Callable[[Path], dict]]] = [
     ("bad private marks", bad_private_marks),
     ("remote put onto unindexed private page", remote_put_unindexed),
     ("alias bomb", alias_bomb),
+    (".brain linked outside the vault", brain_folder_link),
 ]
 
 
