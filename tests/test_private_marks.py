@@ -14,6 +14,7 @@ import subprocess
 import anyio
 import pytest
 from conftest import call
+from indexer_fixtures import open_index  # noqa: F401  (fixture)
 from daemon_fixtures import (  # noqa: F401  (fixtures)
     BRAIN, child_env, configured, daemon, reaper, small_vault, socket_session,
 )
@@ -161,3 +162,25 @@ def test_doctor_names_each_unclear_page_and_its_line(marked, places):
     assert "never closes" in details["ledger/unclosed.md"]
     assert "aliases" in details["ledger/alias-bomb.md"]
     assert "privte" in details["ledger/typo-mark.md"] and "line 3" in details["ledger/typo-mark.md"]
+
+
+def test_an_index_from_before_the_rule_is_re_read(vault, open_index, remote):
+    import sqlite3
+
+    from indexer_fixtures import write
+
+    write(vault, "ledger/cased-mark.md", MARKED["ledger/cased-mark.md"] + _body(3))
+    e = open_index(vault)
+    cache = e.cache_dir
+    e.close()
+    # the row an older brain left: `Visibility: Private` read as world, file unchanged since
+    db = sqlite3.connect(cache / "index.sqlite")
+    db.execute("UPDATE pages SET visibility = 'world'")
+    db.execute("PRAGMA user_version = 4")
+    db.commit()
+    db.close()
+    e = open_index(vault)
+    got, err = call(e, "get_page", {"slug": "ledger/cased-mark"}, remote)
+    assert err and got["error"] == "not_found"
+    listed, _ = call(e, "list_pages", {}, remote)
+    assert listed["pages"] == []
