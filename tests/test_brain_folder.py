@@ -77,3 +77,12 @@ def test_held_pages_never_go_through_a_link_swapped_in_later(vault, outside, ope
     assert not err and body["created"] is True
     assert (vault / "secret/plan.md").read_text() == "---\nvisibility: private\n---\nPlan.\n"
     assert list(outside.iterdir()) == []
+
+
+def test_a_lock_file_that_is_a_link_is_refused(vault, outside, places):
+    (vault / ".brain").mkdir()
+    os.symlink(outside / "lock", vault / ".brain" / "writer.lock")
+    with pytest.raises(BrainFolderError) as e:
+        Engine(vault, places, {}, writer="test")
+    assert "writer.lock" in str(e.value) and "fix:" in str(e.value)
+    assert list(outside.iterdir()) == []
