@@ -45,6 +45,13 @@ def _config(ctx: DoctorContext):
         yield ("fail", "vault", f"{ctx.vault} is not a folder: run `brain init PATH` with your notes folder")
     else:
         yield ("ok", "vault", str(ctx.vault))
+        from ..indexer.brain_folder import BrainFolderError, brain_folder
+
+        try:
+            where = brain_folder(ctx.vault, create=False)
+            yield ("ok", "brain folder", f"{where} is a real folder inside the vault")
+        except BrainFolderError as e:
+            yield ("fail", "brain folder", " ".join(str(e).split("\n")))
 
 
 @check("model")

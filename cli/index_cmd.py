@@ -250,6 +250,7 @@ def _index_checks(ctx):
 _PROBLEM_LABELS = {
     "conflict_copy": "conflict copies",
     "bad_frontmatter": "bad frontmatter",
+    "unclear_visibility": "bad frontmatter",
     "slug_collision": "slug collisions",
     "symlink_outside": "links leading outside the vault",
 }

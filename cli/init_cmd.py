@@ -40,7 +40,13 @@ def run_init(path: Path | None, start: bool) -> int:
     if not vault.exists():  # the notes folder is the person's: their umask, not brain's private one
         vault.mkdir(parents=True)
         os.chmod(vault, 0o777 & ~user_umask())
-    private_dir(vault / ".brain")
+    from ..indexer.brain_folder import BrainFolderError, brain_folder
+
+    try:
+        private_dir(brain_folder(vault))
+    except BrainFolderError as e:
+        typer.echo(f"error: {e}", err=True)
+        return 1
     cfg = config_mod.load(p.config_file)
     previous = cfg.get("vault")
     cfg["vault"] = str(vault)

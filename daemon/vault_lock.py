@@ -7,6 +7,7 @@ a stale lock cannot outlive a crash; the file only says who held it last.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -14,6 +15,7 @@ import time
 from pathlib import Path
 
 from .private_files import private_dir
+from ..indexer.brain_folder import BrainFolderError, brain_folder
 from ..indexer.timestamps import now_iso
 
 
@@ -26,7 +28,8 @@ class VaultLocked(RuntimeError):
 
 class VaultLock:
     def __init__(self, vault: Path):
-        self.path = Path(vault) / ".brain" / "writer.lock"
+        self.vault = Path(vault)
+        self.path = self.vault / ".brain" / "writer.lock"
         self._fd: int | None = None
 
     def holder(self) -> dict:
@@ -39,8 +42,15 @@ class VaultLock:
         """Take the lock, waiting up to `wait_s`; raise VaultLocked if it stays held."""
         if self._fd is not None:
             return
-        private_dir(self.path.parent)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        # never through a `.brain` link to elsewhere (indexer/brain_folder.py)
+        private_dir(brain_folder(self.vault))
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        except OSError as e:
+            if e.errno != errno.ELOOP:
+                raise
+            raise BrainFolderError(f"{self.path} is a symlink; brain takes its writer lock only in a real file.\n"
+                                   f"fix: remove the link (`rm '{self.path}'`); brain makes the file again.") from None
         deadline = time.monotonic() + wait_s
         while True:
             try:

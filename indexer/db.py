@@ -114,6 +114,12 @@ MIGRATIONS: list[str] = [
     ALTER TABLE chunks ADD COLUMN heading_path TEXT NOT NULL DEFAULT '';
     UPDATE pages SET mtime_ns = 0, content_hash = '';
     """,
+    # 5: privacy fails closed (docs/architecture.md "Private pages"): a page
+    # whose frontmatter is refused, or whose visibility is not a plain public
+    # word, is private now. Re-parse every page so none keeps an old answer.
+    """
+    UPDATE pages SET mtime_ns = 0, content_hash = '';
+    """,
 ]
 
 

@@ -2,7 +2,13 @@
 
 Malformed YAML never costs the page: the block is cut off, the body is still
 indexed, and the parse error travels with the page so `brain doctor` can name
-the line to fix.
+the line to fix. A page whose block was refused is private until it is fixed
+(docs/architecture.md, "Private pages"), since what it meant to say about its
+visibility cannot be known.
+
+Hostile blocks are bounded (docs/architecture.md, "Hostile content"): a block
+over MAX_FRONTMATTER_BYTES, or whose aliases (`*name`) would expand past
+MAX_FRONTMATTER_NODES values, is refused before anything is built from it.
 """
 
 from __future__ import annotations
@@ -14,14 +20,70 @@ from dataclasses import dataclass, field
 import yaml
 
 try:  # libyaml is an order of magnitude faster; pure Python is the fallback
-    _Loader = yaml.CSafeLoader
+    _SafeLoader = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - depends on the wheel
-    _Loader = yaml.SafeLoader
+    _SafeLoader = yaml.SafeLoader
+
+# Real frontmatter is a few hundred bytes; 64 KB parses in ~40 ms, while the
+# 4 MB a page may hold took 2-3 s of libyaml alone.
+MAX_FRONTMATTER_BYTES = 64 * 1024
+# Values the block stands for once every alias is expanded: a 400-byte
+# "billion laughs" block stands for 10^9 and, expanded, stalled the daemon.
+MAX_FRONTMATTER_NODES = 20_000
+
+
+class _BoundedLoader(_SafeLoader):
+    """The safe loader, refusing alias bombs, self-references and a doubled `visibility`."""
+
+    def construct_document(self, node):
+        _expanded_size(node)
+        return super().construct_document(node)
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            # YAML keeps the last of two equal keys; for visibility that would
+            # let a later line quietly undo `visibility: private`
+            seen = [k for k, _ in node.value if isinstance(k, yaml.ScalarNode)
+                    and isinstance(k.value, str) and k.value.strip().lower() == "visibility"]
+            if len(seen) > 1:
+                raise yaml.constructor.ConstructorError(
+                    None, None, "`visibility` is given more than once", seen[1].start_mark)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _expanded_size(root) -> int:
+    """How many values `root` stands for with its aliases expanded; refuses past the cap or on a cycle."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+
+    def size(node) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in open_nodes:
+            raise yaml.constructor.ConstructorError(
+                None, None, "an alias refers to the value that contains it", node.start_mark)
+        open_nodes.add(key)
+        n = 1
+        if isinstance(node, yaml.SequenceNode):
+            n += sum(size(child) for child in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            n += sum(size(k) + size(v) for k, v in node.value)
+        open_nodes.discard(key)
+        if n > MAX_FRONTMATTER_NODES:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"its aliases (*name) expand to more than {MAX_FRONTMATTER_NODES:,} values; "
+                            "write the values out instead of repeating aliases", node.start_mark)
+        sizes[key] = n
+        return n
+
+    return size(root)
 
 # The opening fence must be the very first line; the closing one is `---`
 # or YAML's document-end marker `...`.
 _OPEN = re.compile(r"\A\ufeff?---[ \t]*\r?\n")
 _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
+_VISIBILITY_LINE = re.compile(r"^[ \t]*visibility[ \t]*:", re.MULTILINE | re.IGNORECASE)
 
 
 @dataclass
@@ -30,6 +92,16 @@ class Frontmatter:
     body: str = ""                             # the text after the block
     error: str | None = None                   # why the YAML was rejected
     body_line: int = 1                         # 1-based line where the body starts
+    visibility_line: int | None = None         # 1-based line of the first visibility key
+
+
+def leading_block(text: str) -> str | None:
+    """The text up to the end of its frontmatter block ("" when it has none); None when the block never closes."""
+    m = _OPEN.match(text)
+    if not m:
+        return ""
+    close = _CLOSE.search(text, m.end())
+    return text[:close.end()] if close else None
 
 
 def split_frontmatter(text: str) -> Frontmatter:
@@ -39,7 +111,12 @@ def split_frontmatter(text: str) -> Frontmatter:
         return Frontmatter(body=text.lstrip("\ufeff"))
     close = _CLOSE.search(text, m.end())
     if close is None:
-        # an opening rule with no closing one is a horizontal rule, not YAML
+        # an opening rule with no closing one is a horizontal rule, not YAML;
+        # but one followed by a visibility line was meant as frontmatter
+        if _VISIBILITY_LINE.search(text, m.end()):
+            return Frontmatter(body=text.lstrip("\ufeff"),
+                               error="the frontmatter opens with `---` but never closes; "
+                                     "add a `---` line after its last key")
         return Frontmatter(body=text.lstrip("\ufeff"))
     raw = text[m.end():close.start()]
     rest = text[close.end():]
@@ -50,28 +127,66 @@ def split_frontmatter(text: str) -> Frontmatter:
     body_line = text.count("\n", 0, len(text) - len(rest)) + 1
     if not raw.strip():
         return Frontmatter(body=rest, body_line=body_line)
+    vis = _VISIBILITY_LINE.search(text, m.end(), close.start())
+    vis_line = text.count("\n", 0, vis.start()) + 1 if vis else None
+    if len(raw) > MAX_FRONTMATTER_BYTES:
+        return Frontmatter(body=rest, body_line=body_line,
+                           error=f"the frontmatter is {len(raw) // 1024} KB, over the "
+                                 f"{MAX_FRONTMATTER_BYTES // 1024} KB limit; move the data into the page body")
     # PyYAML with libyaml only: a hand-written fast path for simple blocks
     # saved ~45 µs a page (41 vs 88 µs) and was a second parser to keep right
     try:
-        loaded = yaml.load(raw, Loader=_Loader)  # noqa: S506 - a safe loader
+        loaded = yaml.load(raw, Loader=_BoundedLoader)  # noqa: S506 - a safe loader
     except yaml.YAMLError as e:
         return Frontmatter(body=rest, error=_describe(e), body_line=body_line)
     except (ValueError, TypeError, RecursionError) as e:  # odd scalars, deep nesting
         return Frontmatter(body=rest, error=f"frontmatter could not be read: {e}", body_line=body_line)
     if loaded is None:
-        return Frontmatter(body=rest, body_line=body_line)
+        return Frontmatter(body=rest, body_line=body_line, visibility_line=vis_line)
     if not isinstance(loaded, dict):
         return Frontmatter(body=rest, body_line=body_line,
                            error=f"frontmatter is a {type(loaded).__name__}, not a set of `key: value` lines")
-    return Frontmatter(data=json_safe(loaded), body=rest, body_line=body_line)
+    return Frontmatter(data=json_safe(loaded), body=rest, body_line=body_line, visibility_line=vis_line)
+
+
+# the values that clearly mean "every agent may read this" (docs/protocol.md
+# §4.8); a missing key means the same
+PUBLIC_VISIBILITIES = frozenset({"world", "public"})
+
+
+def page_visibility(fm: Frontmatter) -> tuple[str, str | None]:
+    """('world' | 'private', why the page is private although it did not plainly say so).
+
+    Privacy fails closed: a refused block, or a visibility key (in any case)
+    whose value is not a plain public word, makes the page private until fixed.
+    """
+    if fm.error:
+        return "private", None   # the error itself is reported
+    for key, value in fm.data.items():
+        if key.strip().lower() != "visibility":
+            continue
+        word = value.strip().lower() if isinstance(value, str) else None
+        if word in PUBLIC_VISIBILITIES:
+            continue
+        if word == "private":   # keys and values in any case (docs/protocol.md §4.8)
+            return "private", None
+        where = f"frontmatter line {fm.visibility_line}" if fm.visibility_line else "the frontmatter"
+        return "private", (f"`{key}: {value}` at {where} is not `visibility: private`, `world` or `public`; "
+                           "the page is private until it says one of them")
+    return "world", None
 
 
 def _describe(e: yaml.YAMLError) -> str:
-    mark = getattr(e, "problem_mark", None)
+    mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
     problem = getattr(e, "problem", None) or str(e).splitlines()[0]
     if mark is not None:
         # +2: the mark is 0-based and the block starts after the `---` line
-        return f"invalid YAML at frontmatter line {mark.line + 2}: {problem}"
+        where = f"invalid YAML at frontmatter line {mark.line + 2}"
+        start = getattr(e, "context_mark", None)
+        if start is not None and start.line != mark.line:
+            # libyaml notices an unclosed `[` or `{` where the block ends: name where it opened too
+            where += f" ({getattr(e, 'context', None) or 'in the value'} from line {start.line + 2})"
+        return f"{where}: {problem}"
     return f"invalid YAML: {problem}"
 
 

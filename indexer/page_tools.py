@@ -12,11 +12,13 @@ import logging
 import time
 from pathlib import Path
 
+from .brain_folder import BrainFolderError, brain_folder
+from .frontmatter import page_visibility, split_frontmatter
 from .parse import parse_page
 from .atomic_files import write_atomic
 from .vault_files import PageWriteError, check_size, check_slug, content_hash, read_bytes
 from .table_writes import iso_ns
-from .scan import IGNORE_FILE, classify, page_path, stat_page
+from .scan import IGNORE_FILE, MAX_PAGE_BYTES, classify, page_path, stat_page
 from .slugs import path_to_slug
 
 log = logging.getLogger("brain.pages")
@@ -73,7 +75,20 @@ class PageOps:
                                                      "symlink; brain never writes there.",
                                      "Choose a slug whose folders are real folders inside the vault.")
             path = self.vault / rel
-            old = read_bytes(real)
+            big = stat_page(self.vault, rel)
+            if remote and big is not None and big.size > MAX_PAGE_BYTES:   # private to them, and never read whole
+                return self._as_if_absent(slug, rel, data, expected_hash)
+            try:
+                old = read_bytes(real)
+            except OSError as e:
+                if remote:
+                    return self._as_if_absent(slug, rel, data, expected_hash)
+                raise PageWriteError("unreadable", f"{rel} cannot be read: {e.strerror or e}.",
+                                     "Fix the file's permissions, then retry.") from None
+            # the index may not hold the file yet (just created, too large,
+            # binary): the file on disk decides (docs/architecture.md "Private pages")
+            if remote and old is not None and not world_writable(old):
+                return self._as_if_absent(slug, rel, data, expected_hash)
             current = content_hash(old) if old is not None else None
             if expected_hash is not None and current != expected_hash.strip().lower():
                 raise _stale(slug, current)
@@ -112,10 +127,12 @@ class PageOps:
         stamp = f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{time.time_ns() % 10**9:09d}"
         held = self.vault / HELD_DIR / _held_name(stamp, slug)
         try:
-            held.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            write_atomic(held, data, mode=0o600, within=self.vault / ".brain")
+            # never through a `.brain` swapped for a link to elsewhere (brain_folder.py)
+            within = brain_folder(self.vault)
+            held.parent.mkdir(mode=0o700, exist_ok=True)
+            write_atomic(held, data, mode=0o600, within=within)
             log.warning("a remote put_page onto the private page %s was kept in %s, not written over it", rel, held)
-        except OSError as e:
+        except (OSError, BrainFolderError) as e:
             log.error("a remote put_page onto the private page %s could not be kept aside: %s", rel, e)
         return {"slug": slug, "path": rel, "hash": content_hash(data), "created": True}
 
@@ -134,6 +151,11 @@ class PageOps:
         if row is None:
             return None
         real = page_path(self.vault, row["path"])  # a link swapped to outside since it was indexed
+        st = stat_page(self.vault, row["path"])
+        if st is not None and st.size > MAX_PAGE_BYTES:   # a stub: never read whole into memory
+            raise PageWriteError("too_large", f"page {row['slug']!r} is {st.size / 1048576:.1f} MB, over the "
+                                              f"{MAX_PAGE_BYTES // 1048576} MB limit get_page serves.",
+                                 "Open the file itself, or split it into smaller pages.")
         raw = read_bytes(real) if real is not None else None
         if raw is None:
             return None
@@ -141,7 +163,6 @@ class PageOps:
         page = parse_page(row["path"], text)
         if remote and page.visibility == "private":
             return None  # made private since it was indexed
-        st = stat_page(self.vault, row["path"])
         return {"slug": row["slug"], "title": page.title, "type": page.type, "content": text,
                 "frontmatter": page.frontmatter, "hash": content_hash(raw),
                 "updated_at": iso_ns(st.mtime_ns) if st else row["updated_at"]}
@@ -169,6 +190,17 @@ class PageOps:
                "WHERE l.to_id = ?" + (" AND p.visibility != 'private'" if remote else "") + " ORDER BY p.slug, l.id")
         return [{"slug": r["slug"], "title": r["title"], "type": r["type"], "context": r["context"] or None,
                  "source": r["source"]} for r in self.db.execute(sql, (row["id"],))]
+
+
+def world_writable(raw: bytes) -> bool:
+    """Whether a remote caller may overwrite a page file with these bytes.
+
+    Only a page that reads as world-visible: an oversized or binary file, or
+    one whose frontmatter does not clearly say world, is private to them.
+    """
+    if len(raw) > MAX_PAGE_BYTES or b"\x00" in raw[:8192]:
+        return False
+    return page_visibility(split_frontmatter(raw.decode("utf-8", "replace")))[0] == "world"
 
 
 def _held_name(stamp: str, slug: str) -> str:

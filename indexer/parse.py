@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from .chunks import Chunk, split_chunks
 from .fences import prose_lines
-from .frontmatter import scalar_text, split_frontmatter, split_tags
+from .frontmatter import leading_block, page_visibility, scalar_text, split_frontmatter, split_tags
 from .slugs import path_to_slug, split_aliases
 from .timeline import Entry, extract_entries, split_timeline
 from .wikilinks import Link, body_links, frontmatter_links
@@ -56,6 +56,7 @@ class ParsedPage:
     tags: list[str]
     frontmatter: dict
     frontmatter_error: str | None
+    visibility_doubt: str | None = None   # why it is private without saying `visibility: private`
     links: list[Link] = field(default_factory=list)
     timeline: list[Entry] = field(default_factory=list)
     chunks: list[Chunk] = field(default_factory=list)
@@ -132,7 +133,7 @@ def parse_page(rel_path: str, text: str) -> ParsedPage:
     title = scalar_text(data.get("title")) or first_h1(body) or stem.strip() or slug
     ptype = scalar_text(data.get("type"))
     ptype = ptype.lower() if ptype else infer_type(slug)
-    visibility = "private" if str(data.get("visibility", "")).strip().lower() == "private" else "world"
+    visibility, visibility_doubt = page_visibility(fm)
     summary = scalar_text(data.get("summary"))
     aliases = split_aliases(data.get("aliases", data.get("alias")))
     tags = split_tags(data.get("tags", data.get("tag")))
@@ -155,7 +156,23 @@ def parse_page(rel_path: str, text: str) -> ParsedPage:
         tags=tags,
         frontmatter=data,
         frontmatter_error=fm.error,
+        visibility_doubt=visibility_doubt,
         links=links,
         timeline=extract_entries(body),
         chunks=split_chunks(body),
     )
+
+
+def parse_stub(rel_path: str, head: str) -> ParsedPage:
+    """A page too large to parse, from its first bytes: name and frontmatter, no text, links or timeline.
+
+    docs/architecture.md "Hostile content". A block that does not close
+    within `head` cannot be read, so the page is private until it is split.
+    """
+    block = leading_block(head)
+    page = parse_page(rel_path, block or "")
+    if block is None:
+        page.visibility = "private"
+        page.frontmatter_error = "its frontmatter does not close within the part of the file that is read"
+    page.lead, page.chunks, page.timeline = "", [], []
+    return page

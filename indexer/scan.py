@@ -311,4 +311,17 @@ def read_page(vault: Path, rel: str, size_hint: int | None = None) -> tuple[byte
 
 def _too_large(rel: str, size: int) -> Problem:
     return Problem(rel, "too_large", f"{size / 1048576:.1f} MB is over the {MAX_PAGE_BYTES // 1048576} MB page limit; "
-                                     "split the page or add it to .brainignore")
+                                     "indexed as a stub (its name and frontmatter, not its text) — split the page "
+                                     "or add it to .brainignore")
+
+
+def read_head(vault: Path, rel: str, limit: int) -> bytes | None:
+    """The first `limit` bytes of a page file, or None when it is gone, unreadable or leads outside the vault."""
+    path = page_path(vault, rel)
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as f:
+            return f.read(limit)
+    except OSError:
+        return None

@@ -19,11 +19,12 @@ from typing import Callable, Iterable
 
 from .db import open_db
 from .keyword import KeywordIndex
-from .parse import parse_page
+from .frontmatter import MAX_FRONTMATTER_BYTES
+from .parse import parse_page, parse_stub
 from .vault_files import PageWriteError, content_hash
 from .page_tools import PageOps
 from .table_writes import PageTables, collision_echo, now_iso
-from .scan import IGNORE_FILE, FileStat, IgnoreRules, Problem, classify, read_page, stat_page
+from .scan import IGNORE_FILE, FileStat, IgnoreRules, Problem, classify, read_head, read_page, stat_page
 from .slugs import path_to_slug
 from .vault_changes import disk_state, pair_renames, scan_kinds_paths
 
@@ -31,6 +32,7 @@ log = logging.getLogger("brain.indexer")
 
 BATCH_PAGES = 500   # pages per commit: a `git checkout` of 1,000 files is 2 commits
 FULL_BATCH_PAGES = 2000   # a whole-vault pass commits less often (each commit fsyncs)
+STUB_HEAD_BYTES = MAX_FRONTMATTER_BYTES + 8192   # room for the largest frontmatter block read
 
 
 class VaultIndex(PageOps):
@@ -187,7 +189,12 @@ class VaultIndex(PageOps):
         t.clear_problems(rel)
         if problem is not None:
             t.add_problem(problem)
-        if text is None:  # gone since the stat, binary, or too large
+        stub = problem is not None and problem.kind == "too_large"
+        if stub:  # its name and frontmatter only, from the first bytes (architecture.md "Hostile content")
+            head = read_head(self.vault, rel, STUB_HEAD_BYTES)
+            raw = None if head is None else head + f"\n{st.size}".encode()   # the hash covers the size too
+            text = None if head is None or b"\x00" in head[:8192] else head.decode("utf-8", "replace")
+        if text is None:  # gone since the stat, or binary
             if row is not None:
                 self._delete_row(row)
             return "skipped"
@@ -196,7 +203,7 @@ class VaultIndex(PageOps):
             t.touch(row["id"], FileStat(rel, st.mtime_ns, st.size))
             self.stats["touched"] += 1
             return "unchanged"
-        page = parse_page(rel, text)
+        page = parse_stub(rel, text) if stub else parse_page(rel, text)
         owner = t.by_slug(page.slug)
         if owner is not None and (row is None or owner["id"] != row["id"]):
             t.add_problem(Problem(rel, "slug_collision", f"has the same slug {page.slug!r} as {owner['path']}, which is "
@@ -206,8 +213,11 @@ class VaultIndex(PageOps):
                 self._delete_row(row)
             return "skipped"
         if page.frontmatter_error:
+            # docs/architecture.md "Private pages": what cannot be read is private
             t.add_problem(Problem(rel, "bad_frontmatter", f"{page.frontmatter_error}; the page is indexed without "
-                                                          "its frontmatter until the YAML is fixed"))
+                                                          "its frontmatter, and is private, until it is fixed"))
+        elif page.visibility_doubt:
+            t.add_problem(Problem(rel, "unclear_visibility", page.visibility_doubt))
         pid, added, removed, all_rows = t.upsert(page, st, h, row)
         if row is None or row["slug"] != page.slug:
             self._tails.add(page.tail)

@@ -80,7 +80,10 @@ def test_bad_files_are_indexed_or_skipped_with_a_reason(vault, open_index):
     os.symlink(vault / "self.md", vault / "self.md")  # a link to itself
     write(vault, "fine.md", "fine")
     e = open_index(vault)
-    assert _slugs(e) == ["bad-yaml", "fine", "latin1", "many-links"]
+    # an oversized page is a stub: its name, no text (docs/architecture.md "Hostile content")
+    assert _slugs(e) == ["bad-yaml", "fine", "huge", "latin1", "many-links"]
+    assert e.page_db.execute("SELECT COUNT(*) FROM chunks WHERE page_id = ?",
+                             (page(e.page_db, "huge")["id"],)).fetchone()[0] == 0
     kinds = {k for _, k in _problems(e)}
     assert {"binary", "invalid_utf8", "too_large", "bad_frontmatter", "symlink_loop"} <= kinds
     assert ("loop/again", "symlink_loop") in _problems(e)

@@ -21,6 +21,8 @@ from .log import FactsLog
 from .projection import Projection
 from .sources import DEVICE_DIR, SLOTS, Source, device_id, device_log, discover, max_seq, slot_of
 from ..private_files import private_dir
+from ..protocol.errors import Unavailable
+from ...indexer.brain_folder import BrainFolderError, brain_folder
 from ...indexer.timestamps import iso, now_iso, utcnow
 
 log = logging.getLogger("brain.facts")
@@ -111,6 +113,7 @@ class FactsStore(Projection):
         program writes the log").
         """
         for _attempt in range(8):
+            self._brain_folder_still_real()
             self.catch_up()  # another program may have appended, edited or replaced the log
             self._ready_to_append()
             records = build()
@@ -127,6 +130,20 @@ class FactsStore(Projection):
             log.warning("facts log changed while a fact was written; writing it again to the file at %s",
                         self.log.path)
         raise OSError(f"{self.log.path} kept changing while a fact was written; nothing was acknowledged")
+
+    def _brain_folder_still_real(self) -> None:
+        """Refuse the write when `.brain` became a link or a file while the daemon ran (brain_folder.py):
+        the device and inode check of the log would follow a swapped folder out of the vault."""
+        if self.brain_dir is None:
+            return
+        try:
+            brain_folder(self.brain_dir.parent, create=False)
+        except BrainFolderError as e:
+            log.error("%s", e)
+            # the caller may be remote: the reason without this machine's paths
+            raise Unavailable("the vault's .brain folder is no longer a real folder inside the vault; "
+                              "nothing was written",
+                              suggestion="the vault's owner runs `brain doctor` to see what .brain points to") from e
 
     def _holds_lines(self, payload: bytes, records: list[dict]) -> bool:
         """Whether every insert line of `payload` is now read from some log, as it was written."""

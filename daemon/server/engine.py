@@ -11,6 +11,7 @@ import logging
 import threading
 from pathlib import Path
 
+from ...indexer.brain_folder import brain_folder
 from ...indexer.db import open_db
 from ...indexer import search_modes as why
 from .. import config as config_mod
@@ -36,7 +37,7 @@ class Engine:
         self.lock = VaultLock(self.vault)
         if writer:
             self.lock.acquire(writer, wait_s=lock_wait_s)
-        (self.vault / ".brain").mkdir(parents=True, exist_ok=True)
+        brain_folder(self.vault)   # a real folder inside the vault, or BrainFolderError
         # every device writes its own log under .brain/facts/; its id lives here, outside the vault
         # (docs/architecture.md, "Two devices, one vault")
         self.facts = FactsStore.for_vault(self.vault / ".brain", self.cache_dir / "facts.sqlite",

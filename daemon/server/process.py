@@ -180,6 +180,7 @@ def _open_as_daemon(places: Places, vault: Path, cfg: dict, wait_s: float = 3.0,
 
 def run_daemon(places: Places, vault: Path, cfg: dict, *, foreground: bool = False) -> int:
     """The daemon's whole life; returns the process exit code."""
+    from ...indexer.brain_folder import BrainFolderError
     from ..vault_lock import VaultLocked
 
     vault = Path(vault).expanduser().resolve()
@@ -190,6 +191,9 @@ def run_daemon(places: Places, vault: Path, cfg: dict, *, foreground: bool = Fal
     _dump_stacks_on_sigusr1(log_path(places, vault))
     try:
         engine = _open_as_daemon(places, vault, cfg)
+    except BrainFolderError as e:   # .brain is a link or a file: write nothing (architecture.md "Symlinks")
+        print(f"brain daemon: not starting — {e}", file=sys.stderr)
+        return EXIT_FAILED
     except VaultLocked as e:
         if e.holder.get("kind") == "daemon":
             msg = (f"brain daemon: not starting — {e}. A daemon already serves this vault; "
@@ -353,6 +357,7 @@ def run_stdio(places: Places, vault: Path, cfg: dict, surface: str) -> int:
 
     from .mcp import serve_stdio
     from ..protocol.caller import Caller
+    from ...indexer.brain_folder import BrainFolderError
     from ..vault_lock import VaultLocked
 
     vault = Path(vault).expanduser().resolve()

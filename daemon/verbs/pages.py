@@ -40,7 +40,10 @@ def put_page(engine, args: dict, caller: Caller) -> dict:
 
 
 def get_page(engine, args: dict, caller: Caller) -> dict:
-    page = _index(engine).get_page(args["slug"], remote=caller.remote)
+    try:
+        page = _index(engine).get_page(args["slug"], remote=caller.remote)
+    except PageWriteError as e:   # a page indexed as a stub (over the size limit)
+        raise InvalidParams(e.message, e.fix) from None
     if page is None:
         raise _not_found(args["slug"])
     return page
