@@ -133,7 +133,7 @@ def mcp_file_install(name: str, scope: str, dry_run: bool, remote: str | None = 
 
 
 def mcp_install(harness: str, scope: str, dry_run: bool) -> int:
-    """Register `brain serve --surface verbs`: with the harness's own CLI (claude,
+    """Register `brain serve --surface starter`: with the harness's own CLI (claude,
     codex; the command and config block are printed when that CLI is not
     installed), or by editing the host's JSON config (the others)."""
     from ..hooks import install as inst
@@ -334,7 +334,7 @@ def register(app: typer.Typer) -> None:
     def mcp_install_cmd(harness: str = typer.Argument(..., metavar="HOST", help=MCP_HOST_HELP),
                         scope: str = typer.Option("user", "--scope", help=SCOPE_HELP),
                         dry_run: bool = typer.Option(False, "--dry-run", help="print the command or diff; change nothing")):
-        """Register `brain serve --surface verbs` as an MCP server (runs `claude mcp add` / `codex mcp add`;
+        """Register `brain serve --surface starter` as an MCP server (runs `claude mcp add` / `codex mcp add`;
         edits the JSON config of opencode, Cursor, VS Code and Gemini CLI)."""
         from ..hooks.mcp_files import FILE_HOSTS
         from ..hooks.mcp_register import MCP_HOSTS

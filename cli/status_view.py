@@ -149,7 +149,7 @@ def this_brain() -> list[str]:
 
 
 def connect_hint() -> str:
-    return f"claude mcp add --scope user brain -- {shlex.join([*this_brain(), 'serve', '--surface', 'verbs'])}"
+    return f"claude mcp add --scope user brain -- {shlex.join([*this_brain(), 'serve', '--surface', 'starter'])}"
 
 
 def next_step(body: dict, vault: Path) -> str:

@@ -236,22 +236,22 @@ def test_mcp_install_without_the_harness_cli_prints_the_command_and_config(home)
     # nothing was registered: a non-zero exit, an error naming the fix, and the ways to do it by hand
     assert r.returncode == 1
     assert "not on PATH" in r.stderr and "fix:" in r.stderr
-    assert "claude mcp add --scope user brain -- brain serve --surface verbs" in r.stdout
+    assert "claude mcp add --scope user brain -- brain serve --surface starter" in r.stdout
     block = r.stdout[r.stdout.index("{"):]
     assert json.loads(block) == {"mcpServers": {"brain": {"type": "stdio", "command": "brain",
-                                                          "args": ["serve", "--surface", "verbs"]}}}
+                                                          "args": ["serve", "--surface", "starter"]}}}
     r = run(home, "mcp", "install", "codex")
     assert r.returncode == 1
-    assert "codex mcp add brain -- brain serve --surface verbs" in r.stdout
-    assert '[mcp_servers.brain]\ncommand = "brain"\nargs = ["serve", "--surface", "verbs"]' in r.stdout
+    assert "codex mcp add brain -- brain serve --surface starter" in r.stdout
+    assert '[mcp_servers.brain]\ncommand = "brain"\nargs = ["serve", "--surface", "starter"]' in r.stdout
     assert run(home, "mcp", "install", "claude", "--scope", "team").returncode == 2
 
 
 def test_mcp_add_argv_shapes():
     assert mcp_register.mcp_add_argv("claude", ["/x/brain"], "project") == [
-        "claude", "mcp", "add", "--scope", "project", "brain", "--", "/x/brain", "serve", "--surface", "verbs"]
+        "claude", "mcp", "add", "--scope", "project", "brain", "--", "/x/brain", "serve", "--surface", "starter"]
     assert mcp_register.mcp_add_argv("codex", ["brain"]) == ["codex", "mcp", "add", "brain", "--", "brain", "serve",
-                                                     "--surface", "verbs"]
+                                                     "--surface", "starter"]
 
 
 def test_codex_deprecated_feature_key_is_renamed_in_place():

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from daemon_fixtures import configured, reaper, small_vault  # noqa: F401  (fixtures)
+
 from brain.hooks import mcp_files
 
 GOLDEN = Path(__file__).parent / "golden" / "mcp"
@@ -90,3 +92,42 @@ def test_cli_writes_user_and_project_files_and_refuses_scopes_a_host_lacks(tmp_p
     assert r.returncode == 2 and "--scope project" in r.stderr
     r = run(home, "mcp", "install", "cursor", "--dry-run", cwd=repo)
     assert r.returncode == 0 and '"mcpServers"' in r.stdout and not (home / ".cursor").exists()
+
+
+def test_the_installed_server_can_read_the_pages_the_context_points_to(tmp_path, configured, reaper):
+    """The context says "use get_page/entity before relying on details": the server
+    `brain mcp install` registers must have get_page, and still hide private pages."""
+    import re
+
+    import anyio
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    from daemon_fixtures import body_of, child_env
+    home = tmp_path / "home"
+    home.mkdir()
+    env = dict(child_env(), HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"))
+    r = subprocess.run([sys.executable, "-m", "brain.cli.entry", "mcp", "install", "cursor"], capture_output=True,
+                       text=True, env=env, cwd=str(home), timeout=60)
+    assert r.returncode == 0, r.stderr
+    entry = json.loads((home / ".cursor" / "mcp.json").read_text())["mcpServers"]["brain"]
+
+    async def go():
+        params = StdioServerParameters(command=entry["command"], args=entry["args"], env=env)
+        async with stdio_client(params) as (rd, wr):
+            async with ClientSession(rd, wr) as s:
+                await s.initialize()
+                pack = body_of(await s.call_tool("context_pack", {"entities": "people/alice-example"}))
+                assert "get_page" in pack["text"]
+                slugs = re.findall(r"→ `([^`]+)`", pack["text"])
+                assert slugs
+                pages = [await s.call_tool("get_page", {"slug": slug}) for slug in slugs]
+                secret = await s.call_tool("get_page", {"slug": "people/secret"})
+                return pages, secret
+
+    pages, secret = anyio.run(go)
+    reaper()
+    for page in pages:
+        assert not page.is_error, body_of(page)
+        assert "# Alice Example" in body_of(page)["content"]
+    assert secret.is_error and body_of(secret)["error"] == "not_found"
