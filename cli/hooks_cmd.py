@@ -1,6 +1,7 @@
 """Harness integration commands: `brain hook session-start` (what a harness
 runs), `brain hooks install|uninstall claude|codex`, `brain mcp install
-claude|codex|opencode|cursor|vscode|gemini`, and the `brain doctor hooks` check.
+claude|codex|opencode|cursor|vscode|gemini` (`brain doctor hooks` is in
+hooks_doctor).
 
 `brain hook session-start` normally never reaches this module: `entry.py`
 sends it straight to `hooks.session_start` so a harness does not wait for
@@ -9,19 +10,14 @@ typer to load. It is registered here too so `--help` lists it.
 
 from __future__ import annotations
 
-import json
 import shlex
 import shutil
 import subprocess
-import sys
-import time
-from pathlib import Path
 
 import typer
 
-from ..hooks.session_start import NOTHING_TO_INJECT
 from . import route
-from .doctor import DoctorContext, check
+from .hooks_doctor import deadline_ms as _deadline_ms  # importing it registers `brain doctor hooks`
 
 HARNESS_HELP = "claude (Claude Code) or codex (OpenAI Codex)"
 MCP_HOST_HELP = "claude, codex, opencode, cursor, vscode or gemini"
@@ -37,12 +33,6 @@ def _harness(name: str) -> str:
         typer.echo(f"fix: use one of {', '.join(HARNESSES)}.", err=True)
         raise typer.Exit(2)
     return name
-
-
-def _deadline_ms(cfg: dict) -> int:
-    from ..hooks.session_start import DEFAULT_DEADLINE_MS, int_setting
-
-    return int_setting(cfg, "hooks.deadline_ms", DEFAULT_DEADLINE_MS)
 
 
 def _show_plan(changes, dry_run: bool) -> None:
@@ -179,117 +169,6 @@ def mcp_install(harness: str, scope: str, dry_run: bool) -> int:
         typer.echo(f"fix: if brain is already registered, remove it first (`{again}`) and run this again.", err=True)
         return r.returncode
     return 0
-
-
-# -- doctor --------------------------------------------------------------------
-
-
-def _installed_hooks():
-    """(harness, hooks file, command, target) for every config that runs our hook."""
-    from ..hooks import install as inst
-
-    found = []
-    for harness in inst.HARNESSES:
-        for project in (False, True):
-            t = inst.target_for(harness, project)
-            try:
-                text = inst.read_text(t.hooks_file)
-            except inst.InstallError:
-                continue
-            if inst.has_our_hooks(text) and t.hooks_file not in [f[1] for f in found]:
-                found.append((harness, t.hooks_file, inst.our_handler(text)[0], t))
-    return found
-
-
-def _standing(ctx: DoctorContext) -> str:
-    from ..daemon import config as config_mod
-
-    value = config_mod.get(ctx.cfg, "hooks.standing_entities")
-    return ", ".join(value) if isinstance(value, (list, tuple)) else str(value or "people/me")
-
-
-def _last_hook_log_line(ctx: DoctorContext) -> str:
-    try:
-        lines = (ctx.places.log_dir / "hooks.log").read_text(encoding="utf-8", errors="replace").splitlines()
-        return lines[-1] if lines else "(hooks.log is empty)"
-    except OSError:
-        return "(no hooks.log)"
-
-
-def simulate_session_start(argv: list[str], cwd: Path, timeout_s: float = 10.0) -> tuple[int, bytes, float]:
-    """Run the hook command on a made-up SessionStart payload:
-    (exit code, stdout, wall seconds)."""
-    payload = {"session_id": "brain-doctor", "transcript_path": None, "cwd": str(cwd),
-               "hook_event_name": "SessionStart", "source": "startup", "model": "doctor"}
-    t0 = time.monotonic()
-    r = subprocess.run(argv, input=json.dumps(payload).encode(), capture_output=True, timeout=timeout_s)
-    return r.returncode, r.stdout, time.monotonic() - t0
-
-
-@check("hooks")
-def _hooks_check(ctx: DoctorContext):
-    from ..hooks import install as inst
-
-    found = _installed_hooks()
-    if not found:
-        yield ("warn", "hook config", "no harness runs `brain hook session-start`: run "
-               "`brain hooks install claude` (or `codex`; add --project for one repository)")
-    for harness, path, command, t in found:
-        yield ("ok", "hook config", f"{harness}: {path} runs `{command}`")
-        if t.flag_file is not None:
-            state = inst.codex_flag_state(inst.read_text(t.flag_file))
-            if state is False:
-                yield ("fail", "codex feature flag", f"hooks are switched off in {t.flag_file}: set "
-                       "`[features] hooks = true`")
-            elif state is None:
-                yield ("warn", "codex feature flag", f"{t.flag_file} does not set `[features] hooks = true` "
-                       "(older Codex builds need it): run `brain hooks install codex`")
-    argv = None
-    for _, _, command, _ in found:
-        words = shlex.split(command)
-        where = shutil.which(words[0])
-        if where is None:
-            yield ("fail", "hook command", f"`{words[0]}` is not on PATH: the harness cannot run `{command}`. "
-                   "Put brain's folder on PATH or reinstall the hook from the environment that has it")
-        else:
-            yield ("ok", "hook command", f"`{words[0]}` resolves to {where}")
-            argv = argv or [where, *words[1:]]
-    argv = argv or [sys.executable, "-m", "brain.cli.entry", "hook", "session-start"]
-    deadline = _deadline_ms(ctx.cfg)
-    try:
-        code, out, wall = simulate_session_start(argv, Path.cwd())
-        if not out.strip() and "deadline" in _last_hook_log_line(ctx):
-            time.sleep(2.0)  # a cold daemon misses the first deadline; the second run meets a warm one
-            code, out, wall = simulate_session_start(argv, Path.cwd())
-    except (OSError, subprocess.TimeoutExpired) as e:
-        yield ("fail", "simulated session start", f"could not run the hook: {e}. Fix: run "
-               f"`{shlex.join(argv)} < /dev/null` by hand to see why; `brain daemon logs` if it hangs")
-        return
-    context = ""
-    try:
-        context = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out.strip() else ""
-    except (ValueError, KeyError, TypeError):
-        yield ("fail", "simulated session start", f"the hook printed something that is not hook JSON: {out[:200]!r}. "
-               "Fix: the hook command must be `brain hook session-start`; run `brain hooks install claude` "
-               "(or codex) to rewrite it")
-        return
-    last = _last_hook_log_line(ctx)
-    if code != 0:
-        yield ("fail", "simulated session start", f"the hook exited {code}; it must always exit 0. Fix: reinstall "
-               "brain (`pip install -e .` in its folder) and run `brain hooks install claude` (or codex) again")
-    elif not context.strip() and NOTHING_TO_INJECT in last:
-        # a healthy brain with nothing to say yet: the chain works, the entities are empty
-        yield ("ok", "simulated session start", f"the hook ran in {int(wall * 1000)} ms and has nothing to inject yet "
-               f"(no page, facts or open threads for {_standing(ctx)}); `brain remember \"…\" --provenance me "
-               "--entity people/me` gives it something, or `brain config set hooks.standing_entities E1,E2`")
-    elif not context.strip():
-        yield ("fail", "simulated session start", f"no context was injected; the hook log says: {last}. Fix: "
-               "`brain daemon logs` shows daemon errors; a deadline miss needs a larger "
-               "`brain config set hooks.deadline_ms N`")
-    else:
-        status = "ok" if wall * 1000 <= deadline else "warn"
-        yield (status, "simulated session start", f"{len(context)} characters of context in {int(wall * 1000)} ms "
-               f"(deadline {deadline} ms)")
 
 
 # -- registration --------------------------------------------------------------
