@@ -296,8 +296,10 @@ def _text_block(b: dict) -> None:
         print(f"(budget {b['budget_used']}/{b['budget_tokens']} tokens, {b['dropped_count']} dropped)")
     if b.get("has_more"):
         cur = b.get("next_cursor") or {}
-        print(f"(more changes waiting: run again, or pass --since {cur.get('since')}"
-              + (f" --since-slug {cur['slug']})" if cur.get("slug") else ")"))
+        resume = f"--since {cur.get('since')}" + (f" --since-slug {cur['slug']}" if cur.get("slug") else "")
+        if b.get("facts_cursor"):
+            resume += f" --facts-cursor {b['facts_cursor']}"
+        print(f"(more changes waiting: run again with the same --session, or pass {resume})")
 
 
 _RENDERERS = {

@@ -146,6 +146,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("delta", "delta", (
         Opt(("--since",), "since", help=_SINCE_HUMAN),
         Opt(("--since-slug",), "since_slug"),
+        Opt(("--facts-cursor",), "facts_cursor", help="the facts_cursor of the previous answer: the facts it "
+            "could not show come next"),
         _session(),
         Opt(("--entities",), "entities"),
         _budget(),

@@ -167,7 +167,7 @@ def test_demo_runs_the_readme_round_trip_in_process_and_leaves_the_folder_as_it_
             assert shown in r.stdout, shown
     assert _tree(sample_vault) == before and not (sample_vault / ".brain").exists()
     # the closing hint registers a command an MCP host can start without this shell's PATH
-    hint = r.stdout.split("claude mcp add --scope user brain -- ", 1)[1].split(" serve --surface verbs", 1)[0]
+    hint = r.stdout.split("claude mcp add --scope user brain -- ", 1)[1].split(" serve --surface starter", 1)[0]
     assert Path(shlex.split(hint)[0]).is_absolute(), hint
 
 
