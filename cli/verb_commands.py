@@ -137,7 +137,9 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
     )),
     Command("entity", "entity", (Opt(("NAME",), "name"),)),
     Command("context", "context_pack", (
-        Opt(("ENTITIES",), "entities"),
+        Opt(("ENTITIES",), "entities", help="comma-separated entities; left out: what the session-start hook "
+            "injects here (hooks.standing_entities, then this git repository's project)",
+            optional_positional=True),
         _budget(),
         Opt(("--since",), "since", help=_SINCE_HUMAN + " (open-thread events after it)"),
         _session(),

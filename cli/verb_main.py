@@ -121,6 +121,9 @@ def _run(argv: list[str]) -> int:
             else open_page(ns.page)
     args = to_args(cmd, ns)
     _check(cmd, args)
+    if cmd.name == "context" and not args.get("entities"):
+        # the note goes beside --json's output, never into it
+        print(_as_the_hook_would(args), file=sys.stderr if ns.json else sys.stdout)
     if cmd.name == "recall":
         args.setdefault("limit", RECALL_LIMIT)
     body, is_error = route_or_report(cmd.tool, args, ns.no_daemon, ns.remote)
@@ -134,6 +137,30 @@ def _run(argv: list[str]) -> int:
         return 1
     render.show(cmd.tool, body, args, **_lookups(cmd, body, args))
     return 0
+
+
+def _as_the_hook_would(args: dict) -> str:
+    """`brain context` alone: fill in the entities (and budget) the session-start hook
+    would pass from this folder; returns the line saying where they came from."""
+    import os
+
+    from ..hooks.session_start import DEFAULT_BUDGET, choose_entities, int_setting, project_name
+    from .route import load_config
+
+    cfg = load_config()
+    standing = cfg.get("hooks.standing_entities", ["people/me"])
+    project = project_name(os.getcwd())
+    entities = choose_entities(standing, project)
+    if not entities:
+        raise UsageError("no entities to show: hooks.standing_entities is empty and this folder is not in a git "
+                         "repository.", "name them (`brain context people/me,projects/x`) or set them with "
+                         "`brain config set hooks.standing_entities people/me`")
+    args["entities"] = ",".join(entities)
+    args.setdefault("budget_tokens", int_setting(cfg, "hooks.budget_tokens", DEFAULT_BUDGET))
+    where = "hooks.standing_entities" + (f" and this repository ({project})" if project else "")
+    shown = ", ".join(entities)
+    return (f"(what the session-start hook injects here: {shown}, from {where}; "
+            f"budget {args['budget_tokens']} tokens)")
 
 
 def _lookups(cmd: Command, body: dict, args: dict) -> dict:
