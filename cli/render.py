@@ -252,7 +252,7 @@ def related_suggestions(name: str, suggestions: list[dict]) -> list[dict]:
             if wanted & _words(f"{s.get('slug', '').rsplit('/', 1)[-1]} {s.get('title', '')}")]
 
 
-def _entity(b: dict, args: dict, near: list | None = None) -> None:
+def _entity(b: dict, args: dict, near: list | None = None, facts: list | None = None) -> None:
     if not b.get("found"):
         named = f" {args['name']!r}" if args.get("name") else ""
         kept = related_suggestions(args.get("name") or "", b.get("suggestions", []))
@@ -268,13 +268,21 @@ def _entity(b: dict, args: dict, near: list | None = None) -> None:
     print(f"{e['title']}  ({e['slug']}{', ' + e['type'] if e.get('type') else ''})")
     if c.get("aka"):
         print(f"  aka: {', '.join(c['aka'])}")
-    if c.get("summary"):
+    if facts and (c.get("summary") or "").startswith("No page yet;"):
+        print("  No page yet.")  # the summary's count and recall hint: the facts themselves follow
+    elif c.get("summary"):
         print(f"  {c['summary']}")
     for t in c.get("open_threads", []):
         print(f"  [{t['kind']}] {t['text']}" + (f" ({t['date'][:10]})" if t.get("date") else ""))
     for ed in c.get("edges", []):
         arrow = "→" if ed["direction"] == "out" else "←"
         print(f"  {arrow} {ed['type']} {ed['slug']}")
+    if facts:
+        on = colour_on()
+        total = c["active_fact_count"]
+        print(f"  facts ({len(facts)} newest of {total}):" if total > len(facts) else f"  facts ({len(facts)}):")
+        for f in facts:
+            print("    " + fact_line(dict(f, entity_slug=None), on))  # the card names the entity already
     print(f"  {c['backlink_count']} backlinks, {c['active_fact_count']} active facts, {b['latency_ms']} ms")
     for s in b.get("suggestions", []):
         print(f"  also: {s['slug']} ({s['title']})")

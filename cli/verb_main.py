@@ -14,6 +14,8 @@ import sys
 from . import render
 from .verb_commands import COMMANDS, HUMAN_SINCE, RECALL_LIMIT, Command
 
+ENTITY_FACTS = 10  # facts a terminal card shows, newest first
+
 
 class UsageError(Exception):
     def __init__(self, message: str, fix: str):
@@ -135,7 +137,7 @@ def _run(argv: list[str]) -> int:
     if is_error:
         render.error(body, cmd)
         return 1
-    render.show(cmd.tool, body, args, **_lookups(cmd, body, args))
+    render.show(cmd.tool, body, args, **_lookups(cmd, body, dict(args, _no_daemon=ns.no_daemon, _remote=ns.remote)))
     return 0
 
 
@@ -165,6 +167,8 @@ def _as_the_hook_would(args: dict) -> str:
 
 def _lookups(cmd: Command, body: dict, args: dict) -> dict:
     """What the page index adds for a person: result file paths, near entity names."""
+    if cmd.name == "entity" and body.get("found") and body["card"].get("active_fact_count"):
+        return {"facts": _entity_facts(body["card"]["entity"]["slug"], args)}
     wants_paths = cmd.name == "recall" and body.get("results")
     wants_near = cmd.name == "entity" and not body.get("found") and \
         not render.related_suggestions(args.get("name") or "", body.get("suggestions", []))
@@ -178,6 +182,19 @@ def _lookups(cmd: Command, body: dict, args: dict) -> dict:
     if wants_paths:
         return {"paths": pages.paths(r["slug"] for r in body["results"])}
     return {"near": pages.near(args["name"])}
+
+
+def _entity_facts(slug: str, args: dict) -> list[dict]:
+    """The card counts an entity's facts; a person wants to read them: one recall call
+    (the MCP card stays as the protocol shapes it)."""
+    from .route import route_call
+
+    try:
+        body, is_error = route_call("recall", {"entity": slug, "limit": ENTITY_FACTS},
+                                    no_daemon=args.get("_no_daemon", False), remote=args.get("_remote"))
+    except Exception:  # the card is shown anyway; only its facts are missing
+        return []
+    return [] if is_error else body.get("facts", [])
 
 
 def route_or_report(tool: str, args: dict, no_daemon: bool, remote: str | None = None) -> tuple[dict | None, bool]:

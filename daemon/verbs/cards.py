@@ -260,8 +260,12 @@ def facts_only_card(engine, name: str, world_only: bool) -> dict | None:
     if not count:
         return None
     shown = f"{count}+" if count >= ACTIVE_FACT_CAP else str(count)
+    typed = " ".join(name.split())[:MAX_NAME]
+    # no page gives it a title: the name as the caller typed it ("Lisa", not the slug "lisa"),
+    # unless they typed a path, which reads no better than the slug
+    title = slug if "/" in typed else typed
     return {
-        "entity": {"slug": slug, "title": slug, "type": None},
+        "entity": {"slug": slug, "title": title, "type": None},
         "aka": [],
         "summary": f"No page yet; {shown} active fact{'s' if count != 1 else ''} filed under {slug} "
                    f"(recall with entity {slug} lists them).",
