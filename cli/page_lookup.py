@@ -74,6 +74,11 @@ class Pages:
                 return slug, c
         return None
 
+    def titled(self, name: str, n: int = 10) -> list[tuple[str, str]]:
+        """(slug, vault-relative path) of every page (up to n) titled `name`, any case."""
+        return self._rows("SELECT slug, path FROM pages WHERE title_key = ? ORDER BY slug LIMIT ?",
+                          (name.strip().lower(), n))
+
     def _inside(self, rel: str) -> bool:
         """The vault's own rule (README "Symlinks"): the real path stays inside the
         vault's real path and outside its dot-folders."""
