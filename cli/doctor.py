@@ -1,7 +1,7 @@
 """`brain doctor`: health checks contributed by each feature area.
 
 A check is a function taking a DoctorContext and yielding (status, name,
-detail) rows with status "ok", "warn" or "fail". Areas add theirs with
+detail) rows with status "ok", "info" (worth knowing, nothing to fix), "warn" or "fail". Areas add theirs with
 `@check("name")` in their own command module; `brain doctor` runs them all,
 `brain doctor NAME` runs one.
 """
@@ -192,7 +192,7 @@ def _changed_behind(ctx: DoctorContext, flog) -> int | None:
     return offset if hasher is None or hasher.hexdigest() != meta["log_prefix_sha256"] else None
 
 
-_MARK = {"ok": "✓", "warn": "!", "fail": "✗"}
+_MARK = {"ok": "✓", "info": "·", "warn": "!", "fail": "✗"}
 
 
 def register(app: typer.Typer) -> None:
