@@ -132,13 +132,18 @@ def fact_line(f: dict, on: bool | None = None) -> str:
 
 
 def show(verb: str, body: dict, args: dict | None = None, **extra) -> None:
+    if verb == "recall":  # its own module: labels, locations and the script formats
+        from .recall_view import show_recall
+
+        show_recall(body, args or {}, **extra)
+        return
     fn = _RENDERERS.get(verb)
     if fn is None:
         import json
 
         print(json.dumps(body, indent=2, ensure_ascii=False))
         return
-    if verb in ("recall", "entity"):
+    if verb == "entity":
         fn(body, args or {}, **extra)
     else:
         fn(body)
@@ -192,41 +197,6 @@ def _width() -> int:
     import shutil
 
     return max(40, min(shutil.get_terminal_size((100, 24)).columns, 120) - 6)
-
-
-def _recall(b: dict, args: dict, paths: dict | None = None) -> None:
-    on = colour_on()
-    facts = b.get("facts", [])
-    results = b.get("results")
-    if facts or results is None:
-        heading = "facts matching the query" if results is not None else "facts"
-        print(paint(f"{heading} ({len(facts)})", "title", on) if facts else f"{heading}: none")
-    terms = terms_of(str(args.get("query") or ""))
-    for f in facts:
-        print("  " + highlight(fact_line(f, on), terms, on))
-    if results is not None:
-        if facts:
-            print()
-        if degraded_text(b):
-            print(paint(f"({degraded_text(b)})", "dim", on))
-        print(paint(f"pages ({len(results)})", "title", on) if results else "pages: none match the query")
-        width = _width()
-        for i, r in enumerate(results):
-            if i:
-                print()
-            path = (paths or {}).get(r["slug"]) or r["slug"]
-            title = r.get("title") or ""
-            stale = "  (changed on disk since indexed)" if r.get("stale") else ""
-            head = paint(path, "path", on)
-            if title and title != path.rsplit("/", 1)[-1].removesuffix(".md"):
-                head += "  " + paint(title, "title", on)
-            print(head + paint(stale, "dim", on))
-            chunk = (r.get("chunk") or "").strip()
-            for line in passage(chunk, terms, width) if chunk else []:
-                print("    " + highlight(line, terms, on))
-    if "budget_tokens" in b:
-        print(paint(f"(budget {b['budget_used']}/{b['budget_tokens']} tokens, {b['dropped_count']} dropped)",
-                    "dim", on))
 
 
 def _forget(b: dict) -> None:
@@ -312,7 +282,6 @@ def _text_block(b: dict) -> None:
 
 _RENDERERS = {
     "remember": _remember,
-    "recall": _recall,
     "forget": _forget,
     "entity": _entity,
     "context_pack": _text_block,

@@ -121,6 +121,9 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
         Opt(("--grep",), "grep"),
         Opt(("--include-expired",), "include_expired", "flag"),
         Opt(("--supersessions",), "supersessions", "flag"),
+        Opt(("--scores",), None, "flag", "show each page's score (1.0 = the best match) beside its label"),
+        Opt(("--files",), None, "flag", "print only the matching pages' file paths, one a line (for scripts)"),
+        Opt(("--md",), None, "flag", "print the answer as Markdown (facts, then pages with their passages)"),
     )),
     Command("remember", "remember", (
         Opt(("FACT",), "fact"),

@@ -137,7 +137,11 @@ def _run(argv: list[str]) -> int:
     if is_error:
         render.error(body, cmd)
         return 1
-    render.show(cmd.tool, body, args, **_lookups(cmd, body, dict(args, _no_daemon=ns.no_daemon, _remote=ns.remote)))
+    seen = dict(args, _no_daemon=ns.no_daemon, _remote=ns.remote)
+    extra = _lookups(cmd, body, seen)
+    if cmd.name == "recall":
+        extra["style"] = {"files": ns.files, "md": ns.md, "scores": ns.scores}
+    render.show(cmd.tool, body, args, **extra)
     return 0
 
 
@@ -180,7 +184,10 @@ def _lookups(cmd: Command, body: dict, args: dict) -> dict:
     p = places()
     pages = Pages.of(p, vault_path(p))
     if wants_paths:
-        return {"paths": pages.paths(r["slug"] for r in body["results"])}
+        results = body.get("results") or []
+        rel = pages.paths(r["slug"] for r in results)
+        return {"paths": {r["slug"]: pages.location(rel[r["slug"]], r.get("chunk")) for r in results
+                          if r["slug"] in rel}}
     return {"near": pages.near(args["name"])}
 
 

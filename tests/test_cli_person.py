@@ -39,7 +39,7 @@ def test_recall_shows_ten_results_as_file_paths_with_titles_and_passages(vault):
     r = brain("recall", "billing migration", "--no-daemon", env={"NO_COLOR": ""})
     assert r.returncode == 0, r.stderr
     assert r.stdout.count("projects/Billing part ") == 10  # a person's default, not the protocol's 50
-    assert "projects/Billing part 3.md  Billing step 3" in r.stdout
+    assert f"{vault}/projects/Billing part 3.md:4  Billing step 3  (" in r.stdout  # a location a terminal opens
     assert "is planned carefully" in r.stdout
     assert ESC not in r.stdout  # a pipe gets no escapes
     body = json.loads(brain("call", "recall", '{"query": "billing migration"}', "--no-daemon").stdout)

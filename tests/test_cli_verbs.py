@@ -140,7 +140,7 @@ def test_recall_with_a_query_labels_facts_and_pages(tmp_path):
     # facts are ranked by the query: the one about tea does not match it
     assert re.search(r"facts[^\n]*\(1\)", r.stdout) and "Ana leads the billing migration" in r.stdout
     assert "tea" not in r.stdout
-    assert "pages (1)" in r.stdout and "billing.md  Billing" in r.stdout
+    assert "pages (1)" in r.stdout and "billing.md:4  Billing  (keyword match)" in r.stdout
 
 
 def test_doctor_names_its_areas_and_an_unknown_one_gets_a_fix(tmp_path):
