@@ -131,3 +131,36 @@ def test_the_installed_server_can_read_the_pages_the_context_points_to(tmp_path,
         assert not page.is_error, body_of(page)
         assert "# Alice Example" in body_of(page)["content"]
     assert secret.is_error and body_of(secret)["error"] == "not_found"
+
+
+def test_a_vscode_file_with_comments_and_trailing_commas_is_edited_keeping_them():
+    """VS Code writes mcp.json as JSONC: comments and trailing commas are normal there."""
+    host = mcp_files.FILE_HOSTS["vscode"]
+    before = (GOLDEN / "vscode_jsonc.before.json").read_text()
+    argv = ["/opt/brain/bin/brain", "serve", "--surface", "starter"]
+    after = mcp_files.add_server(host, before, argv)
+    assert after == (GOLDEN / "vscode_jsonc.after.json").read_text()
+    assert mcp_files.add_server(host, after, argv) == after  # idempotent
+    moved = mcp_files.add_server(host, after, ["/new/brain", *argv[1:]])
+    assert moved == after.replace('"/opt/brain/bin/brain"', '"/new/brain"')  # only our value changed
+    for comment in ("// Servers for this profile", "// asked once", "/* the team's documentation server */",
+                    "// from the input above"):
+        assert moved.count(comment) == 1
+
+
+def test_a_comment_inside_our_own_old_entry_is_not_silently_dropped():
+    host = mcp_files.FILE_HOSTS["vscode"]
+    text = '{\n  "servers": {\n    "brain": {\n      // pinned by hand\n      "command": "/old/brain"\n    }\n  }\n}\n'
+    with pytest.raises(mcp_files.InstallError, match="comment"):
+        mcp_files.add_server(host, text, ["/new/brain", "serve"])
+
+
+def test_cli_edits_a_jsonc_user_file(tmp_path):
+    home = tmp_path / "home"
+    user = home / ".config" / "Code" / "User"
+    user.mkdir(parents=True)
+    (user / "mcp.json").write_text((GOLDEN / "vscode_jsonc.before.json").read_text())
+    r = run(home, "mcp", "install", "vscode")
+    assert r.returncode == 0, r.stderr
+    text = (user / "mcp.json").read_text()
+    assert "// asked once" in text and '"brain": {' in text and (user / "mcp.json.bak").is_file()
