@@ -14,7 +14,7 @@ from typing import Callable, Iterable
 
 import typer
 
-from . import route
+from . import completion, route
 
 CHECKS: dict[str, Callable[["DoctorContext"], Iterable[tuple[str, str, str]]]] = {}
 
@@ -198,7 +198,8 @@ _MARK = {"ok": "✓", "info": "·", "warn": "!", "fail": "✗"}
 def register(app: typer.Typer) -> None:
     @app.command("doctor")
     def doctor(area: str = typer.Argument(None, metavar="AREA", help="Run one area only: config, model, held, permissions, "
-                                          "facts, index, daemon, memory_verbs_usage, hooks or llm."),
+                                          "facts, index, daemon, memory_verbs_usage, hooks or llm.",
+                                          autocompletion=completion.doctor_areas),
                json_out: bool = typer.Option(False, "--json", help="print the rows as JSON")):
         """Check the config, vault, daemon, indexes, model and integrations; each problem names its fix."""
         import json

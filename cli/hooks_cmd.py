@@ -16,7 +16,7 @@ import subprocess
 
 import typer
 
-from . import route
+from . import completion, route
 from .hooks_doctor import deadline_ms as _deadline_ms  # importing it registers `brain doctor hooks`
 
 HARNESS_HELP = "claude (Claude Code) or codex (OpenAI Codex)"
@@ -192,14 +192,14 @@ def register(app: typer.Typer) -> None:
     hooks_app = typer.Typer(help="Install the session-start hook into Claude Code or Codex.", no_args_is_help=True)
 
     @hooks_app.command("install")
-    def install_cmd(harness: str = typer.Argument(..., metavar="HARNESS", help=HARNESS_HELP),
+    def install_cmd(harness: str = typer.Argument(..., metavar="HARNESS", help=HARNESS_HELP, autocompletion=completion.harnesses),
                     project: bool = typer.Option(False, "--project", help="this repository's config, not your user config"),
                     dry_run: bool = typer.Option(False, "--dry-run", help="print the diff; write nothing")):
         """Add `brain hook session-start` to the harness's hooks (idempotent; backs the file up first)."""
         raise typer.Exit(hooks_install(_harness(harness), project, dry_run))
 
     @hooks_app.command("uninstall")
-    def uninstall_cmd(harness: str = typer.Argument(..., metavar="HARNESS", help=HARNESS_HELP),
+    def uninstall_cmd(harness: str = typer.Argument(..., metavar="HARNESS", help=HARNESS_HELP, autocompletion=completion.harnesses),
                       project: bool = typer.Option(False, "--project", help="this repository's config, not your user config"),
                       dry_run: bool = typer.Option(False, "--dry-run", help="print the diff; write nothing")):
         """Remove only our hook (the file's original bytes come back when nothing else changed)."""
@@ -210,8 +210,8 @@ def register(app: typer.Typer) -> None:
     mcp_app = typer.Typer(help="Register brain as an MCP server with a harness.", no_args_is_help=True)
 
     @mcp_app.command("install")
-    def mcp_install_cmd(harness: str = typer.Argument(..., metavar="HOST", help=MCP_HOST_HELP),
-                        scope: str = typer.Option("user", "--scope", help=SCOPE_HELP),
+    def mcp_install_cmd(harness: str = typer.Argument(..., metavar="HOST", help=MCP_HOST_HELP, autocompletion=completion.mcp_hosts),
+                        scope: str = typer.Option("user", "--scope", help=SCOPE_HELP, autocompletion=completion.scopes),
                         dry_run: bool = typer.Option(False, "--dry-run", help="print the command or diff; change nothing")):
         """Register `brain serve --surface starter` as an MCP server (runs `claude mcp add` / `codex mcp add`;
         edits the JSON config of opencode, Cursor, VS Code and Gemini CLI)."""
