@@ -82,7 +82,8 @@ def _root(version: bool = typer.Option(False, "--version", "-V", is_eager=True, 
 
 
 @app.command()
-def init(path: Optional[Path] = typer.Argument(None, metavar="PATH", help="The vault folder (created if absent). Left out: on a terminal, asks whether to register the current folder."),
+def init(path: Optional[Path] = typer.Argument(None, metavar="PATH", help="The vault folder (created if absent). "
+                                              "Left out: on a terminal, asks whether to register the current folder."),
          no_daemon: bool = typer.Option(False, "--no-daemon", help="only register the folder; start no daemon")):
     """Register a folder of Markdown notes as the vault, start its daemon and build the index."""
     from .init_cmd import run_init

@@ -174,6 +174,10 @@ def mcp_install(harness: str, scope: str, dry_run: bool) -> int:
 # -- registration --------------------------------------------------------------
 
 
+_HARNESS_ARG = typer.Argument(..., metavar="HARNESS", help=HARNESS_HELP, autocompletion=completion.harnesses)
+_HOST_ARG = typer.Argument(..., metavar="HOST", help=MCP_HOST_HELP, autocompletion=completion.mcp_hosts)
+
+
 def register(app: typer.Typer) -> None:
     hook_app = typer.Typer(help="Commands a harness runs from its hook config (not for typing).",
                            no_args_is_help=True)
@@ -192,14 +196,14 @@ def register(app: typer.Typer) -> None:
     hooks_app = typer.Typer(help="Install the session-start hook into Claude Code or Codex.", no_args_is_help=True)
 
     @hooks_app.command("install")
-    def install_cmd(harness: str = typer.Argument(..., metavar="HARNESS", help=HARNESS_HELP, autocompletion=completion.harnesses),
+    def install_cmd(harness: str = _HARNESS_ARG,
                     project: bool = typer.Option(False, "--project", help="this repository's config, not your user config"),
                     dry_run: bool = typer.Option(False, "--dry-run", help="print the diff; write nothing")):
         """Add `brain hook session-start` to the harness's hooks (idempotent; backs the file up first)."""
         raise typer.Exit(hooks_install(_harness(harness), project, dry_run))
 
     @hooks_app.command("uninstall")
-    def uninstall_cmd(harness: str = typer.Argument(..., metavar="HARNESS", help=HARNESS_HELP, autocompletion=completion.harnesses),
+    def uninstall_cmd(harness: str = _HARNESS_ARG,
                       project: bool = typer.Option(False, "--project", help="this repository's config, not your user config"),
                       dry_run: bool = typer.Option(False, "--dry-run", help="print the diff; write nothing")):
         """Remove only our hook (the file's original bytes come back when nothing else changed)."""
@@ -210,7 +214,7 @@ def register(app: typer.Typer) -> None:
     mcp_app = typer.Typer(help="Register brain as an MCP server with a harness.", no_args_is_help=True)
 
     @mcp_app.command("install")
-    def mcp_install_cmd(harness: str = typer.Argument(..., metavar="HOST", help=MCP_HOST_HELP, autocompletion=completion.mcp_hosts),
+    def mcp_install_cmd(harness: str = _HOST_ARG,
                         scope: str = typer.Option("user", "--scope", help=SCOPE_HELP, autocompletion=completion.scopes),
                         dry_run: bool = typer.Option(False, "--dry-run", help="print the command or diff; change nothing")):
         """Register `brain serve --surface starter` as an MCP server (runs `claude mcp add` / `codex mcp add`;
