@@ -19,7 +19,7 @@ from typing import Optional
 
 import typer
 
-from . import route
+from . import completion, route
 
 
 class _BrainApp(typer.Typer):
@@ -82,7 +82,8 @@ def _root(version: bool = typer.Option(False, "--version", "-V", is_eager=True, 
 
 
 @app.command()
-def init(path: Optional[Path] = typer.Argument(None, metavar="PATH", help="The vault folder (created if absent). Default: the current folder."),
+def init(path: Optional[Path] = typer.Argument(None, metavar="PATH", help="The vault folder (created if absent). "
+                                              "Left out: on a terminal, asks whether to register the current folder."),
          no_daemon: bool = typer.Option(False, "--no-daemon", help="only register the folder; start no daemon")):
     """Register a folder of Markdown notes as the vault, start its daemon and build the index."""
     from .init_cmd import run_init
@@ -106,7 +107,8 @@ app.add_typer(config_app, name="config")
 
 
 @config_app.command("get")
-def config_get(key: str = typer.Argument(..., metavar="KEY", help="a setting, e.g. hooks.budget_tokens")):
+def config_get(key: str = typer.Argument(..., metavar="KEY", help="a setting, e.g. hooks.budget_tokens",
+                                         autocompletion=completion.setting_names)):
     """Print one setting."""
     from ..daemon import config as config_mod
 
@@ -120,8 +122,10 @@ def config_get(key: str = typer.Argument(..., metavar="KEY", help="a setting, e.
 
 # ignore_unknown_options: a negative number is a value to check, not an unknown option
 @config_app.command("set", context_settings={"ignore_unknown_options": True})
-def config_set(key: str = typer.Argument(..., metavar="KEY", help="a setting, e.g. hooks.budget_tokens"),
-               value: str = typer.Argument(..., metavar="VALUE", help="its new value; lists are comma-separated")):
+def config_set(key: str = typer.Argument(..., metavar="KEY", help="a setting, e.g. hooks.budget_tokens",
+                                         autocompletion=completion.setting_names),
+               value: str = typer.Argument(..., metavar="VALUE", help="its new value; lists are comma-separated",
+                                           autocompletion=completion.setting_values)):
     """Change one setting (e.g. `brain config set mcp_surface verbs`); `brain config unset KEY` restores the default."""
     from ..daemon import config as config_mod
 
@@ -144,7 +148,8 @@ def config_set(key: str = typer.Argument(..., metavar="KEY", help="a setting, e.
 
 
 @config_app.command("unset")
-def config_unset(key: str = typer.Argument(..., metavar="KEY", help="the setting to restore")):
+def config_unset(key: str = typer.Argument(..., metavar="KEY", help="the setting to restore",
+                                           autocompletion=completion.setting_names)):
     """Remove one setting from config.toml, so its default applies again."""
     from ..daemon import config as config_mod
 

@@ -20,7 +20,7 @@ import subprocess
 from typing import Optional
 from urllib.parse import urlparse
 
-from . import route
+from . import completion, route
 from .hooks_cmd import MCP_HOST_HELP, mcp_file_install
 
 
@@ -60,7 +60,8 @@ def register(app) -> None:
                 token: Optional[str] = typer.Option(None, "--token", help="a token from `brain auth token "
                                                     "create NAME` on the server machine"),
                 name: Optional[str] = typer.Option(None, "--name", help="what to call it here (default: the host)"),
-                install: Optional[str] = typer.Option(None, "--install", help="also register it with an MCP host: " + MCP_HOST_HELP),
+                install: Optional[str] = typer.Option(None, "--install", help="also register it with an MCP host: " + MCP_HOST_HELP,
+                                                       autocompletion=completion.mcp_hosts),
                 list_: bool = typer.Option(False, "--list", help="list the remote brains"),
                 remove: Optional[str] = typer.Option(None, "--remove", metavar="NAME", help="forget a remote brain"),
                 header: Optional[str] = typer.Option(None, "--header", metavar="NAME", hidden=True,

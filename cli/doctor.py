@@ -1,7 +1,7 @@
 """`brain doctor`: health checks contributed by each feature area.
 
 A check is a function taking a DoctorContext and yielding (status, name,
-detail) rows with status "ok", "warn" or "fail". Areas add theirs with
+detail) rows with status "ok", "info" (worth knowing, nothing to fix), "warn" or "fail". Areas add theirs with
 `@check("name")` in their own command module; `brain doctor` runs them all,
 `brain doctor NAME` runs one.
 """
@@ -14,7 +14,7 @@ from typing import Callable, Iterable
 
 import typer
 
-from . import route
+from . import completion, route
 
 CHECKS: dict[str, Callable[["DoctorContext"], Iterable[tuple[str, str, str]]]] = {}
 
@@ -221,13 +221,14 @@ def _changed_behind(ctx: DoctorContext, sources) -> list[str]:
     return changed
 
 
-_MARK = {"ok": "✓", "warn": "!", "fail": "✗"}
+_MARK = {"ok": "✓", "info": "·", "warn": "!", "fail": "✗"}
 
 
 def register(app: typer.Typer) -> None:
     @app.command("doctor")
     def doctor(area: str = typer.Argument(None, metavar="AREA", help="Run one area only: config, model, held, permissions, "
-                                          "facts, index, daemon, memory_verbs_usage, hooks or llm."),
+                                          "facts, index, daemon, memory_verbs_usage, hooks or llm.",
+                                          autocompletion=completion.doctor_areas),
                json_out: bool = typer.Option(False, "--json", help="print the rows as JSON")):
         """Check the config, vault, daemon, indexes, model and integrations; each problem names its fix."""
         import json

@@ -1,6 +1,7 @@
 """Harness integration commands: `brain hook session-start` (what a harness
 runs), `brain hooks install|uninstall claude|codex`, `brain mcp install
-claude|codex|opencode|cursor|vscode|gemini`, and the `brain doctor hooks` check.
+claude|codex|opencode|cursor|vscode|gemini` (`brain doctor hooks` is in
+hooks_doctor).
 
 `brain hook session-start` normally never reaches this module: `entry.py`
 sends it straight to `hooks.session_start` so a harness does not wait for
@@ -9,19 +10,14 @@ typer to load. It is registered here too so `--help` lists it.
 
 from __future__ import annotations
 
-import json
 import shlex
 import shutil
 import subprocess
-import sys
-import time
-from pathlib import Path
 
 import typer
 
-from ..hooks.session_start import NOTHING_TO_INJECT
-from . import route
-from .doctor import DoctorContext, check
+from . import completion, route
+from .hooks_doctor import deadline_ms as _deadline_ms  # importing it registers `brain doctor hooks`
 
 HARNESS_HELP = "claude (Claude Code) or codex (OpenAI Codex)"
 MCP_HOST_HELP = "claude, codex, opencode, cursor, vscode or gemini"
@@ -37,12 +33,6 @@ def _harness(name: str) -> str:
         typer.echo(f"fix: use one of {', '.join(HARNESSES)}.", err=True)
         raise typer.Exit(2)
     return name
-
-
-def _deadline_ms(cfg: dict) -> int:
-    from ..hooks.session_start import DEFAULT_DEADLINE_MS, int_setting
-
-    return int_setting(cfg, "hooks.deadline_ms", DEFAULT_DEADLINE_MS)
 
 
 def _show_plan(changes, dry_run: bool) -> None:
@@ -133,7 +123,7 @@ def mcp_file_install(name: str, scope: str, dry_run: bool, remote: str | None = 
 
 
 def mcp_install(harness: str, scope: str, dry_run: bool) -> int:
-    """Register `brain serve --surface verbs`: with the harness's own CLI (claude,
+    """Register `brain serve --surface starter`: with the harness's own CLI (claude,
     codex; the command and config block are printed when that CLI is not
     installed), or by editing the host's JSON config (the others)."""
     from ..hooks import install as inst
@@ -181,118 +171,11 @@ def mcp_install(harness: str, scope: str, dry_run: bool) -> int:
     return 0
 
 
-# -- doctor --------------------------------------------------------------------
-
-
-def _installed_hooks():
-    """(harness, hooks file, command, target) for every config that runs our hook."""
-    from ..hooks import install as inst
-
-    found = []
-    for harness in inst.HARNESSES:
-        for project in (False, True):
-            t = inst.target_for(harness, project)
-            try:
-                text = inst.read_text(t.hooks_file)
-            except inst.InstallError:
-                continue
-            if inst.has_our_hooks(text) and t.hooks_file not in [f[1] for f in found]:
-                found.append((harness, t.hooks_file, inst.our_handler(text)[0], t))
-    return found
-
-
-def _standing(ctx: DoctorContext) -> str:
-    from ..daemon import config as config_mod
-
-    value = config_mod.get(ctx.cfg, "hooks.standing_entities")
-    return ", ".join(value) if isinstance(value, (list, tuple)) else str(value or "people/me")
-
-
-def _last_hook_log_line(ctx: DoctorContext) -> str:
-    try:
-        lines = (ctx.places.log_dir / "hooks.log").read_text(encoding="utf-8", errors="replace").splitlines()
-        return lines[-1] if lines else "(hooks.log is empty)"
-    except OSError:
-        return "(no hooks.log)"
-
-
-def simulate_session_start(argv: list[str], cwd: Path, timeout_s: float = 10.0) -> tuple[int, bytes, float]:
-    """Run the hook command on a made-up SessionStart payload:
-    (exit code, stdout, wall seconds)."""
-    payload = {"session_id": "brain-doctor", "transcript_path": None, "cwd": str(cwd),
-               "hook_event_name": "SessionStart", "source": "startup", "model": "doctor"}
-    t0 = time.monotonic()
-    r = subprocess.run(argv, input=json.dumps(payload).encode(), capture_output=True, timeout=timeout_s)
-    return r.returncode, r.stdout, time.monotonic() - t0
-
-
-@check("hooks")
-def _hooks_check(ctx: DoctorContext):
-    from ..hooks import install as inst
-
-    found = _installed_hooks()
-    if not found:
-        yield ("warn", "hook config", "no harness runs `brain hook session-start`: run "
-               "`brain hooks install claude` (or `codex`; add --project for one repository)")
-    for harness, path, command, t in found:
-        yield ("ok", "hook config", f"{harness}: {path} runs `{command}`")
-        if t.flag_file is not None:
-            state = inst.codex_flag_state(inst.read_text(t.flag_file))
-            if state is False:
-                yield ("fail", "codex feature flag", f"hooks are switched off in {t.flag_file}: set "
-                       "`[features] hooks = true`")
-            elif state is None:
-                yield ("warn", "codex feature flag", f"{t.flag_file} does not set `[features] hooks = true` "
-                       "(older Codex builds need it): run `brain hooks install codex`")
-    argv = None
-    for _, _, command, _ in found:
-        words = shlex.split(command)
-        where = shutil.which(words[0])
-        if where is None:
-            yield ("fail", "hook command", f"`{words[0]}` is not on PATH: the harness cannot run `{command}`. "
-                   "Put brain's folder on PATH or reinstall the hook from the environment that has it")
-        else:
-            yield ("ok", "hook command", f"`{words[0]}` resolves to {where}")
-            argv = argv or [where, *words[1:]]
-    argv = argv or [sys.executable, "-m", "brain.cli.entry", "hook", "session-start"]
-    deadline = _deadline_ms(ctx.cfg)
-    try:
-        code, out, wall = simulate_session_start(argv, Path.cwd())
-        if not out.strip() and "deadline" in _last_hook_log_line(ctx):
-            time.sleep(2.0)  # a cold daemon misses the first deadline; the second run meets a warm one
-            code, out, wall = simulate_session_start(argv, Path.cwd())
-    except (OSError, subprocess.TimeoutExpired) as e:
-        yield ("fail", "simulated session start", f"could not run the hook: {e}. Fix: run "
-               f"`{shlex.join(argv)} < /dev/null` by hand to see why; `brain daemon logs` if it hangs")
-        return
-    context = ""
-    try:
-        context = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out.strip() else ""
-    except (ValueError, KeyError, TypeError):
-        yield ("fail", "simulated session start", f"the hook printed something that is not hook JSON: {out[:200]!r}. "
-               "Fix: the hook command must be `brain hook session-start`; run `brain hooks install claude` "
-               "(or codex) to rewrite it")
-        return
-    last = _last_hook_log_line(ctx)
-    if code != 0:
-        yield ("fail", "simulated session start", f"the hook exited {code}; it must always exit 0. Fix: reinstall "
-               "brain (`pip install -e .` in its folder) and run `brain hooks install claude` (or codex) again")
-    elif not context.strip() and NOTHING_TO_INJECT in last:
-        # a healthy brain with nothing to say yet: the chain works, the entities are empty
-        yield ("ok", "simulated session start", f"the hook ran in {int(wall * 1000)} ms and has nothing to inject yet "
-               f"(no page, facts or open threads for {_standing(ctx)}); `brain remember \"…\" --provenance me "
-               "--entity people/me` gives it something, or `brain config set hooks.standing_entities E1,E2`")
-    elif not context.strip():
-        yield ("fail", "simulated session start", f"no context was injected; the hook log says: {last}. Fix: "
-               "`brain daemon logs` shows daemon errors; a deadline miss needs a larger "
-               "`brain config set hooks.deadline_ms N`")
-    else:
-        status = "ok" if wall * 1000 <= deadline else "warn"
-        yield (status, "simulated session start", f"{len(context)} characters of context in {int(wall * 1000)} ms "
-               f"(deadline {deadline} ms)")
-
-
 # -- registration --------------------------------------------------------------
+
+
+_HARNESS_ARG = typer.Argument(..., metavar="HARNESS", help=HARNESS_HELP, autocompletion=completion.harnesses)
+_HOST_ARG = typer.Argument(..., metavar="HOST", help=MCP_HOST_HELP, autocompletion=completion.mcp_hosts)
 
 
 def register(app: typer.Typer) -> None:
@@ -313,14 +196,14 @@ def register(app: typer.Typer) -> None:
     hooks_app = typer.Typer(help="Install the session-start hook into Claude Code or Codex.", no_args_is_help=True)
 
     @hooks_app.command("install")
-    def install_cmd(harness: str = typer.Argument(..., metavar="HARNESS", help=HARNESS_HELP),
+    def install_cmd(harness: str = _HARNESS_ARG,
                     project: bool = typer.Option(False, "--project", help="this repository's config, not your user config"),
                     dry_run: bool = typer.Option(False, "--dry-run", help="print the diff; write nothing")):
         """Add `brain hook session-start` to the harness's hooks (idempotent; backs the file up first)."""
         raise typer.Exit(hooks_install(_harness(harness), project, dry_run))
 
     @hooks_app.command("uninstall")
-    def uninstall_cmd(harness: str = typer.Argument(..., metavar="HARNESS", help=HARNESS_HELP),
+    def uninstall_cmd(harness: str = _HARNESS_ARG,
                       project: bool = typer.Option(False, "--project", help="this repository's config, not your user config"),
                       dry_run: bool = typer.Option(False, "--dry-run", help="print the diff; write nothing")):
         """Remove only our hook (the file's original bytes come back when nothing else changed)."""
@@ -331,10 +214,10 @@ def register(app: typer.Typer) -> None:
     mcp_app = typer.Typer(help="Register brain as an MCP server with a harness.", no_args_is_help=True)
 
     @mcp_app.command("install")
-    def mcp_install_cmd(harness: str = typer.Argument(..., metavar="HOST", help=MCP_HOST_HELP),
-                        scope: str = typer.Option("user", "--scope", help=SCOPE_HELP),
+    def mcp_install_cmd(harness: str = _HOST_ARG,
+                        scope: str = typer.Option("user", "--scope", help=SCOPE_HELP, autocompletion=completion.scopes),
                         dry_run: bool = typer.Option(False, "--dry-run", help="print the command or diff; change nothing")):
-        """Register `brain serve --surface verbs` as an MCP server (runs `claude mcp add` / `codex mcp add`;
+        """Register `brain serve --surface starter` as an MCP server (runs `claude mcp add` / `codex mcp add`;
         edits the JSON config of opencode, Cursor, VS Code and Gemini CLI)."""
         from ..hooks.mcp_files import FILE_HOSTS
         from ..hooks.mcp_register import MCP_HOSTS

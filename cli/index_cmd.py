@@ -238,9 +238,10 @@ def _index_checks(ctx):
         yield from _problem_rows(index)
         unresolved = index.unresolved_links(5)
         if status["unresolved_links"]:
+            # in Obsidian a link to a note not written yet is usual, often on purpose: information, not a problem
             examples = ", ".join(f"[[{u['target']}]] in {u['slug']}" for u in unresolved)
-            yield ("warn", "unresolved links", f"{status['unresolved_links']} links point at no page (e.g. {examples}); "
-                                               "create the pages or fix the link text")
+            yield ("info", "unresolved links", f"{status['unresolved_links']} links point at no page yet (e.g. "
+                                               f"{examples}); a page with that name or alias resolves them")
         else:
             yield ("ok", "unresolved links", "every link resolves")
     finally:

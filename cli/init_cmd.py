@@ -26,11 +26,78 @@ RATE_WAIT_S = 5.0
 
 
 def run_init(path: Path | None, start: bool) -> int:
+    p = route.places()
+    vault = _chosen_folder(path)
+    if vault is None:
+        return 1
+    from ..daemon.private_files import private_dir
+
+    with InitLock(private_dir(p.config_dir) / "init.lock", vault) as held:
+        if not held.ok:
+            typer.echo(f"error: another `brain init` is running (registering {held.other or 'a folder'}); "
+                       f"{vault} was not registered.", err=True)
+            typer.echo("fix: wait for it to finish, then run this `brain init` again (one vault at a time).",
+                       err=True)
+            return 1
+        return _register(p, vault, start)
+
+
+def _chosen_folder(path: Path | None) -> Path | None:
+    """The folder to register. Without PATH: ask on a terminal; refuse elsewhere (a script
+    run from ~ would index every Markdown file under it), and never take ~ or / unasked."""
+    if path is not None:
+        return path.expanduser().resolve()
+    here = Path.cwd().resolve()
+    if here in (Path.home().resolve(), Path(here.anchor)):
+        typer.echo(f"error: brain init without a folder would register {here}, every Markdown file under it.",
+                   err=True)
+        typer.echo("fix: name your notes folder, e.g. `brain init ~/notes`.", err=True)
+        return None
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        typer.echo("error: brain init needs the folder of your notes.", err=True)
+        typer.echo(f"fix: `brain init PATH`, e.g. `brain init ~/notes`; `brain init .` registers {here}.", err=True)
+        return None
+    files = sum(1 for _ in here.rglob("*.md"))
+    if not typer.confirm(f"Register {here} ({files:,} Markdown files) as your notes folder?", default=False):
+        typer.echo("nothing was registered; `brain init PATH` names another folder.")
+        return None
+    return here
+
+
+class InitLock:
+    """One `brain init` at a time: two at once on different folders would both say they
+    registered theirs, and only the last would be. A non-blocking lock on a file in the
+    config folder, holding the folder being registered (for the other one's message)."""
+
+    def __init__(self, path: Path, vault: Path):
+        self.path, self.vault = path, vault
+        self.fd: int | None = None
+        self.ok = False
+        self.other = ""
+
+    def __enter__(self) -> "InitLock":
+        import fcntl
+
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.other = os.pread(self.fd, 4096, 0).decode("utf-8", "replace").strip()
+            return self
+        os.ftruncate(self.fd, 0)
+        os.pwrite(self.fd, str(self.vault).encode() + b"\n", 0)
+        self.ok = True
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing releases the lock
+
+
+def _register(p, vault: Path, start: bool) -> int:
     from ..daemon import config as config_mod
     from ..indexer.timestamps import now_iso
 
-    p = route.places()
-    vault = (path or Path.cwd()).expanduser().resolve()
     if vault.exists() and not vault.is_dir():
         typer.echo(f"error: {vault} is a file, not a folder.", err=True)
         typer.echo("fix: pass a folder (it is created if it does not exist).", err=True)

@@ -74,6 +74,34 @@ class Pages:
                 return slug, c
         return None
 
+    def location(self, rel: str, passage: str | None) -> str:
+        """`path:line` of a passage, a path a terminal opens from here: relative to the current
+        folder when the vault is inside it, else absolute; the line is where the passage starts."""
+        full = self.vault / rel
+        try:
+            shown = str(full.relative_to(Path.cwd()))
+        except ValueError:
+            shown = str(full)
+        return f"{shown}:{self._line_of(full, passage)}"
+
+    def _line_of(self, full: Path, passage: str | None) -> int:
+        first = next((ln.strip() for ln in (passage or "").splitlines() if ln.strip()), "")
+        if not first or not self._inside(str(full.relative_to(self.vault))):
+            return 1
+        try:
+            with open(full, encoding="utf-8", errors="replace") as f:
+                for n, line in enumerate(f, 1):
+                    if first in line:
+                        return n
+        except OSError:
+            pass
+        return 1
+
+    def titled(self, name: str, n: int = 10) -> list[tuple[str, str]]:
+        """(slug, vault-relative path) of every page (up to n) titled `name`, any case."""
+        return self._rows("SELECT slug, path FROM pages WHERE title_key = ? ORDER BY slug LIMIT ?",
+                          (name.strip().lower(), n))
+
     def _inside(self, rel: str) -> bool:
         """The vault's own rule (README "Symlinks"): the real path stays inside the
         vault's real path and outside its dot-folders."""

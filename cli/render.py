@@ -132,13 +132,18 @@ def fact_line(f: dict, on: bool | None = None) -> str:
 
 
 def show(verb: str, body: dict, args: dict | None = None, **extra) -> None:
+    if verb == "recall":  # its own module: labels, locations and the script formats
+        from .recall_view import show_recall
+
+        show_recall(body, args or {}, **extra)
+        return
     fn = _RENDERERS.get(verb)
     if fn is None:
         import json
 
         print(json.dumps(body, indent=2, ensure_ascii=False))
         return
-    if verb in ("recall", "entity"):
+    if verb == "entity":
         fn(body, args or {}, **extra)
     else:
         fn(body)
@@ -194,41 +199,6 @@ def _width() -> int:
     return max(40, min(shutil.get_terminal_size((100, 24)).columns, 120) - 6)
 
 
-def _recall(b: dict, args: dict, paths: dict | None = None) -> None:
-    on = colour_on()
-    facts = b.get("facts", [])
-    results = b.get("results")
-    if facts or results is None:
-        heading = "facts matching the query" if results is not None else "facts"
-        print(paint(f"{heading} ({len(facts)})", "title", on) if facts else f"{heading}: none")
-    terms = terms_of(str(args.get("query") or ""))
-    for f in facts:
-        print("  " + highlight(fact_line(f, on), terms, on))
-    if results is not None:
-        if facts:
-            print()
-        if degraded_text(b):
-            print(paint(f"({degraded_text(b)})", "dim", on))
-        print(paint(f"pages ({len(results)})", "title", on) if results else "pages: none match the query")
-        width = _width()
-        for i, r in enumerate(results):
-            if i:
-                print()
-            path = (paths or {}).get(r["slug"]) or r["slug"]
-            title = r.get("title") or ""
-            stale = "  (changed on disk since indexed)" if r.get("stale") else ""
-            head = paint(path, "path", on)
-            if title and title != path.rsplit("/", 1)[-1].removesuffix(".md"):
-                head += "  " + paint(title, "title", on)
-            print(head + paint(stale, "dim", on))
-            chunk = (r.get("chunk") or "").strip()
-            for line in passage(chunk, terms, width) if chunk else []:
-                print("    " + highlight(line, terms, on))
-    if "budget_tokens" in b:
-        print(paint(f"(budget {b['budget_used']}/{b['budget_tokens']} tokens, {b['dropped_count']} dropped)",
-                    "dim", on))
-
-
 def _forget(b: dict) -> None:
     if b["expired"]:
         print(f"forgot fact #{b['id']}" + (f" ({b['reason']})" if b.get("reason") else ""))
@@ -252,7 +222,7 @@ def related_suggestions(name: str, suggestions: list[dict]) -> list[dict]:
             if wanted & _words(f"{s.get('slug', '').rsplit('/', 1)[-1]} {s.get('title', '')}")]
 
 
-def _entity(b: dict, args: dict, near: list | None = None) -> None:
+def _entity(b: dict, args: dict, near: list | None = None, facts: list | None = None) -> None:
     if not b.get("found"):
         named = f" {args['name']!r}" if args.get("name") else ""
         kept = related_suggestions(args.get("name") or "", b.get("suggestions", []))
@@ -268,13 +238,21 @@ def _entity(b: dict, args: dict, near: list | None = None) -> None:
     print(f"{e['title']}  ({e['slug']}{', ' + e['type'] if e.get('type') else ''})")
     if c.get("aka"):
         print(f"  aka: {', '.join(c['aka'])}")
-    if c.get("summary"):
+    if facts and (c.get("summary") or "").startswith("No page yet;"):
+        print("  No page yet.")  # the summary's count and recall hint: the facts themselves follow
+    elif c.get("summary"):
         print(f"  {c['summary']}")
     for t in c.get("open_threads", []):
         print(f"  [{t['kind']}] {t['text']}" + (f" ({t['date'][:10]})" if t.get("date") else ""))
     for ed in c.get("edges", []):
         arrow = "→" if ed["direction"] == "out" else "←"
         print(f"  {arrow} {ed['type']} {ed['slug']}")
+    if facts:
+        on = colour_on()
+        total = c["active_fact_count"]
+        print(f"  facts ({len(facts)} newest of {total}):" if total > len(facts) else f"  facts ({len(facts)}):")
+        for f in facts:
+            print("    " + fact_line(dict(f, entity_slug=None), on))  # the card names the entity already
     print(f"  {c['backlink_count']} backlinks, {c['active_fact_count']} active facts, {b['latency_ms']} ms")
     for s in b.get("suggestions", []):
         print(f"  also: {s['slug']} ({s['title']})")
@@ -296,13 +274,14 @@ def _text_block(b: dict) -> None:
         print(f"(budget {b['budget_used']}/{b['budget_tokens']} tokens, {b['dropped_count']} dropped)")
     if b.get("has_more"):
         cur = b.get("next_cursor") or {}
-        print(f"(more changes waiting: run again, or pass --since {cur.get('since')}"
-              + (f" --since-slug {cur['slug']})" if cur.get("slug") else ")"))
+        resume = f"--since {cur.get('since')}" + (f" --since-slug {cur['slug']}" if cur.get("slug") else "")
+        if b.get("facts_cursor"):
+            resume += f" --facts-cursor {b['facts_cursor']}"
+        print(f"(more changes waiting: run again with the same --session, or pass {resume})")
 
 
 _RENDERERS = {
     "remember": _remember,
-    "recall": _recall,
     "forget": _forget,
     "entity": _entity,
     "context_pack": _text_block,

@@ -9,7 +9,6 @@ Standard library only: a bare `brain` must answer quickly.
 from __future__ import annotations
 
 import shlex
-import shutil
 import sys
 from pathlib import Path
 
@@ -136,20 +135,13 @@ def semantic_line(body: dict, rate: float | None = None) -> str:
             + (f", {duration(eta)}" if eta is not None else ""))
 
 
-def this_brain() -> list[str]:
-    """This installation's `brain` as an absolute command, so a program started elsewhere
-    (an MCP host, a hook) runs it without this shell's PATH or virtual environment."""
-    argv0 = Path(sys.argv[0])
-    if argv0.name == "brain" and argv0.is_file():
-        return [str(argv0.absolute())]
-    found = shutil.which("brain")
-    if found:
-        return [str(Path(found).absolute())]
-    return [sys.executable, "-m", "brain.cli.entry"]
-
-
 def connect_hint() -> str:
-    return f"claude mcp add --scope user brain -- {shlex.join([*this_brain(), 'serve', '--surface', 'verbs'])}"
+    """The line that registers this installation with Claude Code, by its absolute path
+    (a host does not start in this shell), on the surface `brain mcp install` uses."""
+    from ..hooks.install import brain_program
+    from ..hooks.mcp_register import MCP_SERVER_ARGS
+
+    return f"claude mcp add --scope user brain -- {shlex.join([*brain_program(), *MCP_SERVER_ARGS])}"
 
 
 def next_step(body: dict, vault: Path) -> str:

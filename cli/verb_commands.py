@@ -121,6 +121,9 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
         Opt(("--grep",), "grep"),
         Opt(("--include-expired",), "include_expired", "flag"),
         Opt(("--supersessions",), "supersessions", "flag"),
+        Opt(("--scores",), None, "flag", "show each page's score (1.0 = the best match) beside its label"),
+        Opt(("--files",), None, "flag", "print only the matching pages' file paths, one a line (for scripts)"),
+        Opt(("--md",), None, "flag", "print the answer as Markdown (facts, then pages with their passages)"),
     )),
     Command("remember", "remember", (
         Opt(("FACT",), "fact"),
@@ -137,7 +140,9 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
     )),
     Command("entity", "entity", (Opt(("NAME",), "name"),)),
     Command("context", "context_pack", (
-        Opt(("ENTITIES",), "entities"),
+        Opt(("ENTITIES",), "entities", help="comma-separated entities; left out: what the session-start hook "
+            "injects here (hooks.standing_entities, then this git repository's project)",
+            optional_positional=True),
         _budget(),
         Opt(("--since",), "since", help=_SINCE_HUMAN + " (open-thread events after it)"),
         _session(),
@@ -146,6 +151,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("delta", "delta", (
         Opt(("--since",), "since", help=_SINCE_HUMAN),
         Opt(("--since-slug",), "since_slug"),
+        Opt(("--facts-cursor",), "facts_cursor", help="the facts_cursor of the previous answer: the facts it "
+            "could not show come next"),
         _session(),
         Opt(("--entities",), "entities"),
         _budget(),

@@ -14,6 +14,8 @@ import sys
 from . import render
 from .verb_commands import COMMANDS, HUMAN_SINCE, RECALL_LIMIT, Command
 
+ENTITY_FACTS = 10  # facts a terminal card shows, newest first
+
 
 class UsageError(Exception):
     def __init__(self, message: str, fix: str):
@@ -121,6 +123,9 @@ def _run(argv: list[str]) -> int:
             else open_page(ns.page)
     args = to_args(cmd, ns)
     _check(cmd, args)
+    if cmd.name == "context" and not args.get("entities"):
+        # the note goes beside --json's output, never into it
+        print(_as_the_hook_would(args), file=sys.stderr if ns.json else sys.stdout)
     if cmd.name == "recall":
         args.setdefault("limit", RECALL_LIMIT)
     body, is_error = route_or_report(cmd.tool, args, ns.no_daemon, ns.remote)
@@ -132,12 +137,42 @@ def _run(argv: list[str]) -> int:
     if is_error:
         render.error(body, cmd)
         return 1
-    render.show(cmd.tool, body, args, **_lookups(cmd, body, args))
+    seen = dict(args, _no_daemon=ns.no_daemon, _remote=ns.remote)
+    extra = _lookups(cmd, body, seen)
+    if cmd.name == "recall":
+        extra["style"] = {"files": ns.files, "md": ns.md, "scores": ns.scores}
+    render.show(cmd.tool, body, args, **extra)
     return 0
+
+
+def _as_the_hook_would(args: dict) -> str:
+    """`brain context` alone: fill in the entities (and budget) the session-start hook
+    would pass from this folder; returns the line saying where they came from."""
+    import os
+
+    from ..hooks.session_start import DEFAULT_BUDGET, choose_entities, int_setting, project_name
+    from .route import load_config
+
+    cfg = load_config()
+    standing = cfg.get("hooks.standing_entities", ["people/me"])
+    project = project_name(os.getcwd())
+    entities = choose_entities(standing, project)
+    if not entities:
+        raise UsageError("no entities to show: hooks.standing_entities is empty and this folder is not in a git "
+                         "repository.", "name them (`brain context people/me,projects/x`) or set them with "
+                         "`brain config set hooks.standing_entities people/me`")
+    args["entities"] = ",".join(entities)
+    args.setdefault("budget_tokens", int_setting(cfg, "hooks.budget_tokens", DEFAULT_BUDGET))
+    where = "hooks.standing_entities" + (f" and this repository ({project})" if project else "")
+    shown = ", ".join(entities)
+    return (f"(what the session-start hook injects here: {shown}, from {where}; "
+            f"budget {args['budget_tokens']} tokens)")
 
 
 def _lookups(cmd: Command, body: dict, args: dict) -> dict:
     """What the page index adds for a person: result file paths, near entity names."""
+    if cmd.name == "entity" and body.get("found") and body["card"].get("active_fact_count"):
+        return {"facts": _entity_facts(body["card"]["entity"]["slug"], args)}
     wants_paths = cmd.name == "recall" and body.get("results")
     wants_near = cmd.name == "entity" and not body.get("found") and \
         not render.related_suggestions(args.get("name") or "", body.get("suggestions", []))
@@ -149,8 +184,24 @@ def _lookups(cmd: Command, body: dict, args: dict) -> dict:
     p = places()
     pages = Pages.of(p, vault_path(p))
     if wants_paths:
-        return {"paths": pages.paths(r["slug"] for r in body["results"])}
+        results = body.get("results") or []
+        rel = pages.paths(r["slug"] for r in results)
+        return {"paths": {r["slug"]: pages.location(rel[r["slug"]], r.get("chunk")) for r in results
+                          if r["slug"] in rel}}
     return {"near": pages.near(args["name"])}
+
+
+def _entity_facts(slug: str, args: dict) -> list[dict]:
+    """The card counts an entity's facts; a person wants to read them: one recall call
+    (the MCP card stays as the protocol shapes it)."""
+    from .route import route_call
+
+    try:
+        body, is_error = route_call("recall", {"entity": slug, "limit": ENTITY_FACTS},
+                                    no_daemon=args.get("_no_daemon", False), remote=args.get("_remote"))
+    except Exception:  # the card is shown anyway; only its facts are missing
+        return []
+    return [] if is_error else body.get("facts", [])
 
 
 def route_or_report(tool: str, args: dict, no_daemon: bool, remote: str | None = None) -> tuple[dict | None, bool]:

@@ -79,7 +79,14 @@ def repair_modes(roots) -> list[str]:
 def private_dir(path: Path) -> Path:
     """Make a folder of brain's own (parents too), 0700 whatever the umask."""
     path = Path(path)
-    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    missing = []
+    here = path
+    while not here.exists() and here.parent != here:
+        missing.append(here)
+        here = here.parent
+    for d in reversed(missing):  # every folder made here is 0700, not as open as /tmp above it
+        d.mkdir(mode=DIR_MODE, exist_ok=True)
+        os.chmod(d, DIR_MODE)
     if stat.S_IMODE(path.stat().st_mode) != DIR_MODE:
         os.chmod(path, DIR_MODE)
     return path

@@ -23,7 +23,6 @@ import json
 import math
 import os
 import shlex
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,14 +90,19 @@ def target_for(harness: str, project: bool = False, cwd: Path | None = None, env
 
 
 def brain_program() -> list[str]:
-    """How a harness should start `brain`: the bare name when it is on PATH
-    (survives reinstalls), else this installation's absolute path."""
-    if shutil.which("brain"):
-        return ["brain"]
+    """How a harness should start `brain`: the absolute path of the brain that
+    is running now. A harness does not start in this shell, so a bare `brain`
+    that resolves here (an activated virtual environment) may not resolve there.
+    The path is not resolved through symlinks: `~/.local/bin/brain` survives a
+    reinstall that the target it points to does not."""
     argv0 = Path(sys.argv[0])
     if argv0.name == "brain" and argv0.is_file():
-        return [str(argv0.resolve())]
-    return [sys.executable, "-m", "brain.cli.entry"]
+        return [str(argv0.absolute())]
+    # run as `python -m brain.cli.entry`: the console script installed beside this interpreter
+    beside = Path(sys.executable).absolute().parent / "brain"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return [str(beside)]
+    return [str(Path(sys.executable).absolute()), "-m", "brain.cli.entry"]
 
 
 def hook_command(program: list[str] | None = None) -> str:

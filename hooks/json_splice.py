@@ -8,6 +8,10 @@ style, and removing that same item deletes exactly the bytes the insertion
 added, so install followed by uninstall gives the original file back.
 
 Only valid JSON is handled (the caller validates with `json.loads` first).
+A JSONC file (comments, trailing commas: VS Code's own format) is edited
+through its blanked twin: `blank_comments` turns every comment and trailing
+comma into spaces, the edit is made there, and `carry` applies it to the real
+text at the same offsets, so the comments stay where they were.
 """
 
 from __future__ import annotations
@@ -172,6 +176,8 @@ def _insert(text: str, container: Node, spans: list[tuple[int, int]], piece_for,
     else:
         lead = text[open_ + 1: spans[0][0]]
         sep = "," + lead if "\n" in lead else "," + (lead or " ")
+    # the line break and indentation only: blank lines and blanked comments are not repeated
+    sep = ",\n" + sep.rsplit("\n", 1)[1] if "\n" in sep else ("," + " " if " " in sep else ",")
     indent = sep.rsplit("\n", 1)[1] if "\n" in sep else None
     last_end = spans[-1][1]
     return text[:last_end] + sep + piece_for(indent) + text[last_end:]
@@ -215,3 +221,51 @@ def remove_item(text: str, arr: Node, idx: int) -> str:
 def value_of(text: str, node: Node):
     """The Python value of a node."""
     return json.loads(text[node.start:node.end])
+
+
+def replace_value(text: str, node: Node, value) -> str:
+    """`text` with `node`'s value replaced by `value`, in the file's indentation."""
+    unit = indent_unit(text)
+    line = _line_indent(text, node.start)
+    one_line = "\n" not in text[node.start:node.end] and node.kind != "scalar"
+    return text[:node.start] + _render(value, unit, None if one_line else line) + text[node.end:]
+
+
+_JSONC_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/|,(?=(?:\s|//[^\n]*|/\*.*?\*/)*[}\]])|/\*',
+                          re.S)
+
+
+def blank_comments(text: str) -> str:
+    """`text` with each comment and trailing comma turned into spaces (newlines kept), so
+    offsets stay the same and the result is plain JSON when the file was valid JSONC."""
+    out = []
+    last = 0
+    for m in _JSONC_TOKEN.finditer(text):
+        tok = m.group(0)
+        if tok.startswith('"'):
+            continue
+        if tok == "/*":
+            raise ValueError(f"a comment opened at offset {m.start()} is never closed")
+        out.append(text[last:m.start()])
+        out.append(re.sub(r"[^\n]", " ", tok))
+        last = m.end()
+    out.append(text[last:])
+    return "".join(out)
+
+
+def carry(original: str, before: str, after: str) -> str:
+    """Apply the edit that turned `before` (the blanked twin of `original`) into `after`
+    to `original` itself. Refused (ValueError) when it would delete or split a comment."""
+    p = 0
+    n = min(len(before), len(after))
+    while p < n and before[p] == after[p]:
+        p += 1
+    q = 0
+    while q < n - p and before[len(before) - 1 - q] == after[len(after) - 1 - q]:
+        q += 1
+    gone = slice(p, len(before) - q)
+    if original[gone] != before[gone]:
+        raise ValueError("the edit would remove a comment")
+    if 0 < p < len(original) and original[p - 1] != before[p - 1] and original[p] != before[p]:
+        raise ValueError("the edit would land inside a comment")
+    return original[:p] + after[p:len(after) - q] + original[len(before) - q:]

@@ -76,8 +76,8 @@ def _root(text: str, label: str) -> js.Node:
     try:
         root = js.parse(text)
     except ValueError as e:
-        raise InstallError(f"{label} is not plain JSON ({e}); comments and trailing commas are not edited "
-                           "automatically. Add the entry by hand (`--dry-run` prints it); nothing was changed.") \
+        raise InstallError(f"{label} is not valid JSON, even allowing comments and trailing commas ({e}). "
+                           "Fix it, or add the entry by hand (`--dry-run` prints it); nothing was changed.") \
             from None
     if root.kind != "object":
         raise InstallError(f"{label} must hold a JSON object; nothing was changed.")
@@ -99,21 +99,33 @@ def _servers(host: FileHost, text: str, root: js.Node, label: str) -> js.Node | 
 
 def add_server(host: FileHost, text: str | None, argv: list[str], label: str = "the file",
                name: str = MCP_NAME) -> str:
-    """`text` with our server entry `name` in it (replacing an older entry of that name)."""
+    """`text` with our server entry `name` in it (replacing an older entry of that name).
+    Comments and trailing commas (JSONC, as VS Code writes its files) stay as they are."""
     if text is None or not text.strip():
         text = "{}\n"
-    entry = host.entry(argv)
+    try:
+        blank = js.blank_comments(text)
+    except ValueError as e:
+        raise InstallError(f"{label} does not parse ({e}); fix it, nothing was changed.") from None
+    edited = _add_to_plain(host, blank, host.entry(argv), label, name)
+    try:
+        return js.carry(text, blank, edited)
+    except ValueError as e:
+        raise InstallError(f"{label}: {e}; add the entry by hand (`--dry-run` prints it), nothing was changed.") \
+            from None
+
+
+def _add_to_plain(host: FileHost, text: str, entry: dict, label: str, name: str) -> str:
     root = _root(text, label)
     servers = _servers(host, text, root, label)
     if servers is None:
         return js.add_member(text, root, host.servers_key, {name: entry})
     ours = servers.get(name)
-    if ours is not None:
-        if js.value_of(text, ours.node) == entry:
-            return text
-        text = js.remove_member(text, servers, name)
-        servers = _servers(host, text, _root(text, label), label)
-    return js.add_member(text, servers, name, entry)
+    if ours is None:
+        return js.add_member(text, servers, name, entry)
+    if js.value_of(text, ours.node) == entry:
+        return text
+    return js.replace_value(text, ours.node, entry)  # only our entry's value changes
 
 
 def plan(host: FileHost, scope: str, argv: list[str], cwd: Path | None = None, environ=None,

@@ -1,4 +1,4 @@
-"""Registering `brain serve --surface verbs` as an MCP server with a harness:
+"""Registering `brain serve --surface starter` as an MCP server with a harness:
 the harness's own `mcp add` command, and the config block to paste by hand
 when that command is not installed."""
 
@@ -10,7 +10,7 @@ from . import InstallError
 from .install import HARNESSES, codex_home
 
 MCP_NAME = "brain"
-MCP_SERVER_ARGS = ["serve", "--surface", "verbs"]
+MCP_SERVER_ARGS = ["serve", "--surface", "starter"]
 MCP_HOSTS = HARNESSES  # registered through their own CLI; the others by file (mcp_files)
 
 

@@ -78,7 +78,11 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None, within: Path 
         path = Path(real)
     else:
         path = Path(os.path.realpath(path))
-    make_folders_like_parent(path.parent)
+    if mode is not None and not mode & 0o077:
+        # a private file's missing folders are private too, never as open as /tmp above them
+        make_folders_like_parent(path.parent, folder_mode=0o700)
+    else:
+        make_folders_like_parent(path.parent)
     if mode is None:
         try:
             mode = os.stat(path).st_mode & 0o7777
@@ -101,8 +105,9 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None, within: Path 
         pass
 
 
-def make_folders_like_parent(folder: Path) -> None:
-    """Create `folder` and any missing folders above it, each with its parent's permissions.
+def make_folders_like_parent(folder: Path, folder_mode: int | None = None) -> None:
+    """Create `folder` and any missing folders above it, each with its parent's permissions
+    (or `folder_mode`, when given).
 
     A new folder in the vault is as open as the vault's own folders, and one
     under brain's private folders as private, whatever the process umask.
@@ -119,7 +124,7 @@ def make_folders_like_parent(folder: Path) -> None:
             d.mkdir()
         except FileExistsError:
             continue
-        os.chmod(d, stat.S_IMODE(os.stat(d.parent).st_mode))
+        os.chmod(d, folder_mode if folder_mode is not None else stat.S_IMODE(os.stat(d.parent).st_mode))
 
 
 def fsync_dir(directory: Path) -> None:

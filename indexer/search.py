@@ -202,6 +202,8 @@ def search_pages(index, query: str, limit: int, *, remote: bool = True, embedder
             "chunk": best_passage(text, finder) or None,
             "evidence": evidence,
             "create_safety": CREATE_SAFETY[evidence],
+            # rank strength against the best result (1.0); an exact name match ranks as the best
+            "score": 1.0 if pid in exact_arm else round(fused.get(pid, 0.0) / top, 3),
             "provenance": row["slug"],
             "indexed_at": row["indexed_at"],
             "stale": _stale(index.vault, row),

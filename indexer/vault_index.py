@@ -328,8 +328,10 @@ class VaultIndex(PageOps):
         return [dict(r) for r in self.db.execute("SELECT path, kind, detail FROM problems ORDER BY kind, path")]
 
     def unresolved_links(self, limit: int = 50) -> list[dict]:
-        rows = self.db.execute("SELECT p.slug, l.target, l.source FROM links l JOIN pages p ON p.id = l.from_id "
-                               "WHERE l.to_id IS NULL ORDER BY p.slug LIMIT ?", (limit,))
+        # one row per (page, target): a page naming a missing page three times is one finding
+        rows = self.db.execute("SELECT p.slug, l.target, min(l.source) AS source FROM links l "
+                               "JOIN pages p ON p.id = l.from_id WHERE l.to_id IS NULL "
+                               "GROUP BY p.slug, l.target ORDER BY p.slug, l.target LIMIT ?", (limit,))
         return [dict(r) for r in rows]
 
     def close(self) -> None:

@@ -39,7 +39,7 @@ def test_recall_shows_ten_results_as_file_paths_with_titles_and_passages(vault):
     r = brain("recall", "billing migration", "--no-daemon", env={"NO_COLOR": ""})
     assert r.returncode == 0, r.stderr
     assert r.stdout.count("projects/Billing part ") == 10  # a person's default, not the protocol's 50
-    assert "projects/Billing part 3.md  Billing step 3" in r.stdout
+    assert f"{vault}/projects/Billing part 3.md:4  Billing step 3  (" in r.stdout  # a location a terminal opens
     assert "is planned carefully" in r.stdout
     assert ESC not in r.stdout  # a pipe gets no escapes
     body = json.loads(brain("call", "recall", '{"query": "billing migration"}', "--no-daemon").stdout)
@@ -75,8 +75,15 @@ def test_get_takes_a_title_only_one_page_has(vault):
     assert r.returncode == 0 and r.stdout.startswith("---\ntitle: Canvas Lee"), r.stderr
     (vault / "people" / "Other Canvas.md").write_text("---\ntitle: Canvas Lee\n---\nSomeone else.\n")
     brain("index", "-q", "--keyword-only")
+    # two pages have it: not "no such page", but both, and how to name one; get and open alike
+    ambiguous = ("error: 'Canvas Lee' is the title of 2 pages:\n"
+                 "  people/canvas-lee  (people/Canvas Lee.md)\n"
+                 "  people/other-canvas  (people/Other Canvas.md)\n"
+                 "fix: name one by its slug or file path, e.g. `brain get people/canvas-lee`\n")
     r = brain("get", "Canvas Lee", "--no-daemon")
-    assert r.returncode == 1 and "did you mean" in r.stderr  # two pages have it: say which, pick none
+    assert r.returncode == 1 and r.stderr == ambiguous and r.stdout == ""
+    r = brain("open", "canvas lee", env={"VISUAL": "", "EDITOR": ""})
+    assert r.returncode == 1 and r.stderr == ambiguous.replace("'Canvas Lee'", "'canvas lee'")
 
 
 def _recorder(tmp_path: Path) -> tuple[Path, Path]:

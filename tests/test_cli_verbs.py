@@ -147,7 +147,7 @@ def test_recall_with_a_query_labels_facts_and_pages(tmp_path):
     # facts are ranked by the query: the one about tea does not match it
     assert re.search(r"facts[^\n]*\(1\)", r.stdout) and "Ana leads the billing migration" in r.stdout
     assert "tea" not in r.stdout
-    assert "pages (1)" in r.stdout and "billing.md  Billing" in r.stdout
+    assert "pages (1)" in r.stdout and "billing.md:4  Billing  (keyword match)" in r.stdout
 
 
 def test_doctor_names_its_areas_and_an_unknown_one_gets_a_fix(tmp_path):
@@ -174,7 +174,7 @@ def test_demo_runs_the_readme_round_trip_in_process_and_leaves_the_folder_as_it_
             assert shown in r.stdout, shown
     assert _tree(sample_vault) == before and not (sample_vault / ".brain").exists()
     # the closing hint registers a command an MCP host can start without this shell's PATH
-    hint = r.stdout.split("claude mcp add --scope user brain -- ", 1)[1].split(" serve --surface verbs", 1)[0]
+    hint = r.stdout.split("claude mcp add --scope user brain -- ", 1)[1].split(" serve --surface starter", 1)[0]
     assert Path(shlex.split(hint)[0]).is_absolute(), hint
 
 

@@ -300,7 +300,8 @@ def test_stateless_fact_overflow_loses_nothing(engine, remote):
         got |= {f["fact_id"] for f in body["facts"]}
         if not body["has_more"]:
             break
-        args = {"since": body["next_cursor"]["since"], "since_slug": body["next_cursor"]["slug"]}
+        args = {"since": body["next_cursor"]["since"], "since_slug": body["next_cursor"]["slug"],
+                "facts_cursor": body["facts_cursor"]}
     assert got == ids and not body["has_more"]
 
 
@@ -321,7 +322,8 @@ def test_stateless_pages_and_facts_overflowing_together_lose_nothing(engine, rem
         got_p |= set(slugs(body))
         if not body["has_more"]:
             break
-        args = {"since": body["next_cursor"]["since"], "since_slug": body["next_cursor"]["slug"]}
+        args = {"since": body["next_cursor"]["since"], "since_slug": body["next_cursor"]["slug"],
+                "facts_cursor": body["facts_cursor"]}
     assert not body["has_more"]
     assert got_f == fact_ids and got_p == page_slugs
 
@@ -368,3 +370,60 @@ def test_text_layout(engine, remote):
         "- **Alpha** → `p/a` (2020-01-02T03:04:05.006Z)",
     ])
     assert body["pages"][0]["source_id"] == "default"
+
+
+# -- an hourly wake after a burst (protocol notes: each arm its own limit and order) --------
+
+def _burst(engine, n: int) -> list[str]:
+    """n facts recorded over the last hour, oldest first; their ids, newest first."""
+    ids = [str(add_fact(engine, f"burst fact {i}", at=days_ago((n - i) / n / 24))) for i in range(n)]
+    return ids[::-1]
+
+
+def test_an_hour_of_a_thousand_facts_shows_the_newest_fifty_and_pages_back_through_the_rest(engine, remote):
+    hour_ago = days_ago(1 / 24 + 0.001)
+    for i in range(60):
+        add_page(engine.page_db, f"p/{i:02d}", f"P{i}", updated_at=days_ago((60 - i) / 60 / 24))
+    newest_first = _burst(engine, 1000)
+    first = wake(engine, remote, since=hour_ago)
+    assert [f["fact_id"] for f in first["facts"]] == newest_first[:50]
+    assert slugs(first) == [f"p/{i:02d}" for i in range(50)]  # pages: their own arm, oldest first
+    assert first["has_more"] is True and first["text"].count("burst fact") == 50
+    delivered, pages = [f["fact_id"] for f in first["facts"]], slugs(first)
+    body = first
+    for _ in range(30):
+        if not body["has_more"]:
+            break
+        body = wake(engine, remote, since=body["next_cursor"]["since"], since_slug=body["next_cursor"]["slug"],
+                    facts_cursor=body["facts_cursor"])
+        assert len(body["facts"]) <= 50
+        delivered += [f["fact_id"] for f in body["facts"]]
+        pages += slugs(body)
+    assert delivered == newest_first  # every fact exactly once, newest first across the pages
+    assert pages == [f"p/{i:02d}" for i in range(60)]
+
+
+def test_a_session_waking_after_the_burst_gets_every_fact_once_newest_first(engine, remote):
+    wake(engine, remote, session_id="hourly")
+    time.sleep(0.003)
+    newest_first = [str(add_fact(engine, f"burst fact {i}")) for i in range(120)][::-1]
+    first = wake(engine, remote, session_id="hourly")
+    assert [f["fact_id"] for f in first["facts"]] == newest_first[:50] and first["has_more"] is True
+    time.sleep(0.003)
+    late = str(add_fact(engine, "arrived between wakes"))
+    delivered = [f["fact_id"] for f in first["facts"]]
+    for _ in range(5):
+        body = wake(engine, remote, session_id="hourly")
+        got = [f["fact_id"] for f in body["facts"]]
+        assert got == sorted(got, key=int, reverse=True)  # each answer newest first
+        delivered += got
+        if not body["has_more"]:
+            break
+    # the burst's rest, then with it what arrived since; nothing twice, nothing lost
+    assert delivered == newest_first[:100] + [late] + newest_first[100:]
+    assert wake(engine, remote, session_id="hourly")["facts"] == []
+
+
+def test_a_foreign_facts_cursor_is_invalid_params(engine, remote):
+    body, err = call(engine, "delta", {"since": EPOCH, "facts_cursor": "not-ours"}, remote)
+    assert err and body["error"] == "invalid_params" and "facts_cursor" in body["suggestion"]

@@ -163,3 +163,36 @@ def test_cli_commands_print_readably(vault, brain_home):
     assert "no changes since" in brain("delta", "--session", "cli")
     out = brain("delta", "--since", "1970-01-01")
     assert "## Pages changed since 1970-01-01T00:00:00.000Z" in out and "`people/alice-example`" in out
+
+
+TASKS = """---
+title: Robin Keller
+---
+# Robin Keller
+
+Leads the ledger rebuild.
+
+## Todo
+- [ ] call Priya about the runbook
+- [x] send the invoice
+  - [ ] book the review room 📅 2026-12-10
+
+```markdown
+- [ ] an example in a code block
+```
+"""
+
+
+def test_open_markdown_tasks_are_open_threads_in_the_card_and_the_context(vault, open_index, remote):  # noqa: F811
+    write(vault, "people/robin-keller.md", TASKS)
+    engine = open_index(vault)
+    card = entity(engine, remote, "Robin Keller")["card"]
+    changed = card["last_touched"]["updated_at"]  # no due date: the page's last change dates it
+    assert card["open_threads"] == [
+        {"kind": "commitment", "text": "call Priya about the runbook", "date": changed},
+        {"kind": "commitment", "text": "book the review room 📅 2026-12-10", "date": "2026-12-10T00:00:00.000Z"},
+    ]
+    pack, err = call(engine, "context_pack", {"entities": "Robin Keller"}, remote)
+    assert not err, pack
+    assert "- [commitment] call Priya about the runbook" in pack["text"]
+    assert "send the invoice" not in pack["text"] and "an example" not in pack["text"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -49,7 +50,9 @@ def test_doctor_proves_the_chain_end_to_end(setup):
     checks = by_check(found)
     assert [r["status"] for r in checks["hook config"]] == ["ok", "ok"]
     assert "codex feature flag" not in checks  # the install turned it on
-    assert {r["status"] for r in checks["hook command"]} == {"ok"}
+    # two harnesses run the same brain: its check is printed once, on the absolute path installed
+    [command] = checks["hook command"]
+    assert command["status"] == "ok" and command["detail"].startswith(str(Path(VENV_BIN) / "brain")), command
     [sim] = checks["simulated session start"]
     assert sim["status"] in ("ok", "warn") and "characters of context" in sim["detail"], sim
     assert code == 0
@@ -103,3 +106,16 @@ def test_doctor_passes_on_a_vault_with_nothing_about_the_standing_entities(tmp_p
     assert sim["status"] == "ok" and "nothing to inject yet" in sim["detail"] and "people/me" in sim["detail"], sim
     assert "brain remember" in sim["detail"]  # the way to give it something
     assert code == 0 and not [r for r in found if r["status"] == "fail"]
+
+
+def test_a_bare_brain_in_a_hook_config_is_a_warning_naming_the_fix(setup):
+    """`brain` on this shell's PATH says nothing about the PATH a harness starts with."""
+    home, env = setup
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"hooks": {"SessionStart": [{"matcher": "startup", "hooks": [
+        {"type": "command", "command": "brain hook session-start", "timeout": 30}]}]}}))
+    code, found = rows(env, cwd=home)
+    [command] = by_check(found)["hook command"]
+    assert command["status"] == "warn" and "this shell only" in command["detail"], command
+    assert "brain hooks install claude" in command["detail"]

@@ -18,13 +18,20 @@ from brain.hooks import mcp_register
 GOLDEN = Path(__file__).parent / "golden" / "hooks"
 BRAIN = [sys.executable, "-m", "brain.cli.entry"]
 VENV_BIN = str(Path(sys.executable).parent)
-CMD = "brain hook session-start"
+GOLDEN_BRAIN = "/opt/brain/bin/brain"       # the program the golden files show
+CMD = f"{GOLDEN_BRAIN} hook session-start"
+INSTALLED = str(Path(VENV_BIN) / "brain")   # what an install run by this interpreter writes
 CLAUDE = inst.target_for("claude").events
 CODEX = inst.target_for("codex").events
 
 
 def golden(name: str) -> str:
     return (GOLDEN / name).read_bytes().decode("utf-8")
+
+
+def installed(name: str) -> str:
+    """A golden file as a real install writes it: with this installation's absolute path."""
+    return golden(name).replace(GOLDEN_BRAIN, INSTALLED)
 
 
 class Home(type(Path())):
@@ -95,13 +102,13 @@ def test_claude_install_is_idempotent_backs_up_and_uninstall_restores_bytes(home
     settings.write_bytes(golden("claude_settings.before.json").encode())
     r = run(home, "hooks", "install", "claude")
     assert r.returncode == 0, r.stderr
-    assert settings.read_bytes().decode() == golden("claude_settings.after.json")
+    assert settings.read_bytes().decode() == installed("claude_settings.after.json")
     [bak] = backups(settings)
     assert bak.read_bytes() == golden("claude_settings.before.json").encode()
 
     r = run(home, "hooks", "install", "claude")
     assert r.returncode == 0 and "already installed" in r.stdout
-    assert settings.read_bytes().decode() == golden("claude_settings.after.json")
+    assert settings.read_bytes().decode() == installed("claude_settings.after.json")
     assert len(backups(settings)) == 1
 
     r = run(home, "hooks", "uninstall", "claude")
@@ -122,7 +129,7 @@ def test_install_into_a_missing_file_and_uninstall_removes_it_again(home):
     data = json.loads(settings.read_text())
     [group] = data["hooks"]["SessionStart"]
     assert group["matcher"] == "startup|resume|clear|compact|fork"
-    assert group["hooks"] == [{"type": "command", "command": CMD, "timeout": 5}]
+    assert group["hooks"] == [{"type": "command", "command": f"{INSTALLED} hook session-start", "timeout": 5}]
     assert settings.stat().st_mode & 0o777 == 0o600
     assert run(home, "hooks", "uninstall", "claude").returncode == 0
     assert not settings.exists()
@@ -146,7 +153,7 @@ def test_codex_install_adds_both_events_and_the_flag_and_uninstall_restores_both
     (codex / "config.toml").write_text(golden("codex_config.before.toml"))
     r = run(home, "hooks", "install", "codex")
     assert r.returncode == 0, r.stderr
-    assert (codex / "hooks.json").read_text() == golden("codex_hooks.after.json")
+    assert (codex / "hooks.json").read_text() == installed("codex_hooks.after.json")
     assert (codex / "config.toml").read_text() == golden("codex_config.after.toml")
     assert len(backups(codex / "hooks.json")) == 1 and len(backups(codex / "config.toml")) == 1
     assert run(home, "hooks", "install", "codex").stdout.startswith("already installed")
@@ -171,14 +178,14 @@ def test_dry_run_prints_a_diff_and_writes_nothing(home):
     settings.write_text(golden("claude_settings.before.json"))
     r = run(home, "hooks", "install", "claude", "--dry-run")
     assert r.returncode == 0, r.stderr
-    assert f"--- {settings}" in r.stdout and f'+            "command": "{CMD}",' in r.stdout
+    assert f"--- {settings}" in r.stdout and f'+            "command": "{INSTALLED} hook session-start",' in r.stdout
     assert "nothing was written" in r.stdout
     assert settings.read_text() == golden("claude_settings.before.json") and not backups(settings)
     r = run(home, "hooks", "install", "codex", "--dry-run")
     assert "+hooks = true" in r.stdout and not (home / ".codex").exists()
     assert run(home, "hooks", "install", "claude").returncode == 0
     r = run(home, "hooks", "uninstall", "claude", "--dry-run")
-    assert r.returncode == 0 and f'-            "command": "{CMD}",' in r.stdout
+    assert r.returncode == 0 and f'-            "command": "{INSTALLED} hook session-start",' in r.stdout
     assert inst.has_our_hooks(settings.read_text())
 
 
@@ -236,22 +243,22 @@ def test_mcp_install_without_the_harness_cli_prints_the_command_and_config(home)
     # nothing was registered: a non-zero exit, an error naming the fix, and the ways to do it by hand
     assert r.returncode == 1
     assert "not on PATH" in r.stderr and "fix:" in r.stderr
-    assert "claude mcp add --scope user brain -- brain serve --surface verbs" in r.stdout
+    assert f"claude mcp add --scope user brain -- {INSTALLED} serve --surface starter" in r.stdout
     block = r.stdout[r.stdout.index("{"):]
-    assert json.loads(block) == {"mcpServers": {"brain": {"type": "stdio", "command": "brain",
-                                                          "args": ["serve", "--surface", "verbs"]}}}
+    assert json.loads(block) == {"mcpServers": {"brain": {"type": "stdio", "command": INSTALLED,
+                                                          "args": ["serve", "--surface", "starter"]}}}
     r = run(home, "mcp", "install", "codex")
     assert r.returncode == 1
-    assert "codex mcp add brain -- brain serve --surface verbs" in r.stdout
-    assert '[mcp_servers.brain]\ncommand = "brain"\nargs = ["serve", "--surface", "verbs"]' in r.stdout
+    assert f"codex mcp add brain -- {INSTALLED} serve --surface starter" in r.stdout
+    assert f'[mcp_servers.brain]\ncommand = "{INSTALLED}"\nargs = ["serve", "--surface", "starter"]' in r.stdout
     assert run(home, "mcp", "install", "claude", "--scope", "team").returncode == 2
 
 
 def test_mcp_add_argv_shapes():
     assert mcp_register.mcp_add_argv("claude", ["/x/brain"], "project") == [
-        "claude", "mcp", "add", "--scope", "project", "brain", "--", "/x/brain", "serve", "--surface", "verbs"]
+        "claude", "mcp", "add", "--scope", "project", "brain", "--", "/x/brain", "serve", "--surface", "starter"]
     assert mcp_register.mcp_add_argv("codex", ["brain"]) == ["codex", "mcp", "add", "brain", "--", "brain", "serve",
-                                                     "--surface", "verbs"]
+                                                     "--surface", "starter"]
 
 
 def test_codex_deprecated_feature_key_is_renamed_in_place():
@@ -266,3 +273,22 @@ def test_codex_deprecated_feature_key_is_renamed_in_place():
 
 def test_claude_matcher_includes_fork():
     assert "fork" in inst.SESSION_MATCHER.split("|")
+
+
+def test_every_host_config_names_brain_by_its_absolute_path_even_with_brain_on_path(home):
+    """A harness does not start in this shell: a bare `brain` that resolves here (an
+    activated virtual environment) fails there, silently. `brain` is on PATH in `home`."""
+    assert run(home, "hooks", "install", "claude").returncode == 0
+    [group] = json.loads((home / ".claude" / "settings.json").read_text())["hooks"]["SessionStart"]
+    assert group["hooks"][0]["command"] == f"{INSTALLED} hook session-start"
+    files = {"cursor": (home / ".cursor" / "mcp.json", "mcpServers"),
+             "vscode": (home / ".config" / "Code" / "User" / "mcp.json", "servers"),
+             "gemini": (home / ".gemini" / "settings.json", "mcpServers"),
+             "opencode": (home / ".config" / "opencode" / "opencode.json", "mcp")}
+    for host, (path, key) in files.items():
+        r = run(home, "mcp", "install", host)
+        assert r.returncode == 0, r.stderr
+        entry = json.loads(path.read_text())[key]["brain"]
+        argv = entry["command"] if host == "opencode" else [entry["command"], *entry["args"]]
+        assert argv == [INSTALLED, "serve", "--surface", "starter"], (host, argv)
+        assert os.access(argv[0], os.X_OK)

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from daemon_fixtures import configured, reaper, small_vault  # noqa: F401  (fixtures)
+
 from brain.hooks import mcp_files
 
 GOLDEN = Path(__file__).parent / "golden" / "mcp"
@@ -90,3 +92,75 @@ def test_cli_writes_user_and_project_files_and_refuses_scopes_a_host_lacks(tmp_p
     assert r.returncode == 2 and "--scope project" in r.stderr
     r = run(home, "mcp", "install", "cursor", "--dry-run", cwd=repo)
     assert r.returncode == 0 and '"mcpServers"' in r.stdout and not (home / ".cursor").exists()
+
+
+def test_the_installed_server_can_read_the_pages_the_context_points_to(tmp_path, configured, reaper):
+    """The context says "use get_page/entity before relying on details": the server
+    `brain mcp install` registers must have get_page, and still hide private pages."""
+    import re
+
+    import anyio
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    from daemon_fixtures import body_of, child_env
+    home = tmp_path / "home"
+    home.mkdir()
+    env = dict(child_env(), HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"))
+    r = subprocess.run([sys.executable, "-m", "brain.cli.entry", "mcp", "install", "cursor"], capture_output=True,
+                       text=True, env=env, cwd=str(home), timeout=60)
+    assert r.returncode == 0, r.stderr
+    entry = json.loads((home / ".cursor" / "mcp.json").read_text())["mcpServers"]["brain"]
+
+    async def go():
+        params = StdioServerParameters(command=entry["command"], args=entry["args"], env=env)
+        async with stdio_client(params) as (rd, wr):
+            async with ClientSession(rd, wr) as s:
+                await s.initialize()
+                pack = body_of(await s.call_tool("context_pack", {"entities": "people/alice-example"}))
+                assert "get_page" in pack["text"]
+                slugs = re.findall(r"→ `([^`]+)`", pack["text"])
+                assert slugs
+                pages = [await s.call_tool("get_page", {"slug": slug}) for slug in slugs]
+                secret = await s.call_tool("get_page", {"slug": "people/secret"})
+                return pages, secret
+
+    pages, secret = anyio.run(go)
+    reaper()
+    for page in pages:
+        assert not page.is_error, body_of(page)
+        assert "# Alice Example" in body_of(page)["content"]
+    assert secret.is_error and body_of(secret)["error"] == "not_found"
+
+
+def test_a_vscode_file_with_comments_and_trailing_commas_is_edited_keeping_them():
+    """VS Code writes mcp.json as JSONC: comments and trailing commas are normal there."""
+    host = mcp_files.FILE_HOSTS["vscode"]
+    before = (GOLDEN / "vscode_jsonc.before.json").read_text()
+    argv = ["/opt/brain/bin/brain", "serve", "--surface", "starter"]
+    after = mcp_files.add_server(host, before, argv)
+    assert after == (GOLDEN / "vscode_jsonc.after.json").read_text()
+    assert mcp_files.add_server(host, after, argv) == after  # idempotent
+    moved = mcp_files.add_server(host, after, ["/new/brain", *argv[1:]])
+    assert moved == after.replace('"/opt/brain/bin/brain"', '"/new/brain"')  # only our value changed
+    for comment in ("// Servers for this profile", "// asked once", "/* the team's documentation server */",
+                    "// from the input above"):
+        assert moved.count(comment) == 1
+
+
+def test_a_comment_inside_our_own_old_entry_is_not_silently_dropped():
+    host = mcp_files.FILE_HOSTS["vscode"]
+    text = '{\n  "servers": {\n    "brain": {\n      // pinned by hand\n      "command": "/old/brain"\n    }\n  }\n}\n'
+    with pytest.raises(mcp_files.InstallError, match="comment"):
+        mcp_files.add_server(host, text, ["/new/brain", "serve"])
+
+
+def test_cli_edits_a_jsonc_user_file(tmp_path):
+    home = tmp_path / "home"
+    user = home / ".config" / "Code" / "User"
+    user.mkdir(parents=True)
+    (user / "mcp.json").write_text((GOLDEN / "vscode_jsonc.before.json").read_text())
+    r = run(home, "mcp", "install", "vscode")
+    assert r.returncode == 0, r.stderr
+    text = (user / "mcp.json").read_text()
+    assert "// asked once" in text and '"brain": {' in text and (user / "mcp.json.bak").is_file()

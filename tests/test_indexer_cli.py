@@ -46,3 +46,19 @@ def test_rebuild_keeps_fact_ids_and_pages(cli, vault):
     body, err = route.route_call("recall", {"entity": "people/bob", "query": "builder tea"}, no_daemon=True)
     assert not err and [f["id"] for f in body["facts"]] == [fid]
     assert [r["slug"] for r in body["results"]] == ["people/bob"]
+
+
+def test_doctor_lists_each_unresolved_link_once_as_information(cli, vault):
+    """In Obsidian a link to a note not written yet is usual: not a warning, and a page
+    naming the same missing page three times is one example, not three."""
+    write(vault, "people/alice.md", "Alice links [[Someday]], [[Someday]] and [[Someday|later]].\n")
+    write(vault, "people/bob.md", "Bob links [[Someday]].\n")
+    assert cli("index", "--json").exit_code == 0
+    res = cli("doctor", "index", "--json")
+    [row] = [r for r in json.loads(res.output) if r["check"] == "unresolved links"]
+    assert row["status"] == "info"
+    assert row["detail"].count("[[Someday]] in people/alice") == 1 and "[[Someday]] in people/bob" in row["detail"]
+    res = cli("doctor", "index")
+    line = next(x for x in res.output.splitlines() if "unresolved links" in x)
+    assert line.startswith("  · [index] unresolved links: 4 links point at no page yet (e.g. "
+                           "[[Someday]] in people/alice, [[Someday]] in people/bob)")

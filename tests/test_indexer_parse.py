@@ -227,3 +227,13 @@ def test_frontmatter_is_what_yaml_says(raw):
         assert fm.error is None and fm.data == json_safe(expected), raw
     else:
         assert fm.data == {}, raw
+
+
+def test_open_tasks_are_unchecked_list_items_outside_code():
+    from brain.indexer.tasks import open_tasks
+
+    text = ("- [ ] call Priya\n* [ ] star bullet\n1. [ ] numbered 📅 2027-01-02\n- [x] done\n- [X] done too\n"
+            "- [] not a task\n- [ ]\n  - [ ] nested [due:: 2026-12-10]\n```\n- [ ] example\n```\n")
+    assert open_tasks(text) == [("call Priya", None), ("star bullet", None),
+                                ("numbered 📅 2027-01-02", "2027-01-02"),
+                                ("nested [due:: 2026-12-10]", "2026-12-10")]

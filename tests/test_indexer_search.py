@@ -71,7 +71,9 @@ def test_result_shape_evidence_and_degraded_flag(searchable, remote):
     assert not err and body["search_degraded"] == "keyword_only_no_embedding_provider"
     assert len(body["results"]) <= 2
     for r in body["results"]:
-        assert set(r) == {"slug", "title", "chunk", "evidence", "create_safety", "provenance", "indexed_at", "stale"}
+        assert set(r) == {"slug", "title", "chunk", "evidence", "create_safety", "provenance", "indexed_at", "stale",
+                          "score"}
+        assert 0.0 <= r["score"] <= 1.0
         assert r["provenance"] == r["slug"] and r["stale"] is False
         assert r["evidence"] in {"alias_hit", "exact_title_match", "keyword_exact", "weak_semantic"}
     weak, _ = searchable.index.search("alice zebra quokka narwhal", 10, remote=True)

@@ -99,3 +99,23 @@ def test_a_new_file_is_as_open_as_its_folder(tmp_path):
     write_atomic(notes / "page.md", b"# page\n")
     assert stat.S_IMODE(os.stat(private / "vectors.json").st_mode) == 0o600
     assert stat.S_IMODE(os.stat(notes / "page.md").st_mode) == 0o644
+
+
+@pytest.mark.parametrize("first", [["config", "set", "hooks.deadline_ms", "3000"], ["init", "NOTES", "--no-daemon"]])
+def test_a_brain_home_made_under_a_world_writable_folder_is_private_from_creation(tmp_path, first):
+    """A BRAIN_HOME under /tmp (1777) that brain creates itself, first touched by
+    `brain config set` (before any daemon) or `brain init`: nothing inherits /tmp's mode."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# A\n")
+    home = shared / "new" / "bh"
+    env = dict(child_env(), BRAIN_HOME=str(home))
+    argv = [str(notes) if a == "NOTES" else a for a in first]
+    r = subprocess.run([BRAIN, *argv], capture_output=True, text=True, env=env, cwd=str(tmp_path), timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert stat.S_IMODE(os.stat(shared / "new").st_mode) == 0o700  # brain made it: brain's, private
+    assert (home / "config" / "config.toml").is_file()
+    assert _loose(home) == []

@@ -199,6 +199,7 @@ DELTA = _obj({
     "text": STR,
     "has_more": BOOL,
     "next_cursor": _obj({"since": STR, "slug": STR}, ("since", "slug")),
+    "facts_cursor": STR,
     "degraded_reason": STR,
     **BUDGET,
     "protocol_version": VERSION,

@@ -159,13 +159,14 @@ CONTEXT_PACK = ToolDef(
 
 DELTA = ToolDef(
     "delta",
-    "MEMORY VERB (v1): what changed since a cursor — pages updated (oldest first), facts "
-    "recorded, and open-thread events — for periodic wakes. Pass `since`, or a "
-    "`session_id` whose stored cursor advances to the newest delivered change on each "
-    "call. Delivery is at-least-once: when a budget or the page cap cuts the list, "
-    "`has_more` is true and the rest comes on the next call; stateless callers resume "
-    "with next_cursor.since and next_cursor.slug. World-visible data only unless a "
-    "trusted local caller passes include_private." + _BRANCH,
+    "MEMORY VERB (v1): what changed since a cursor — pages updated (oldest first, 50 a "
+    "call), facts recorded (newest first, 50 a call), and open-thread events — for "
+    "periodic wakes. Pass `since`, or a `session_id` whose stored cursor advances past "
+    "what each call delivered. Nothing is dropped: when a cap or budget cuts a list, "
+    "`has_more` is true and the rest comes on the next call with the same session_id; "
+    "stateless callers pass back next_cursor.since and next_cursor.slug for pages and "
+    "facts_cursor for facts. World-visible data only unless a trusted local caller "
+    "passes include_private." + _BRANCH,
     (
         Param("since", "string", "ISO 8601 cursor; optional when session_id carries one."),
         Param("since_slug", "string", "Keyset resume: pass back next_cursor.slug together with next_cursor.since."),
@@ -173,6 +174,8 @@ DELTA = ToolDef(
         Param("budget_tokens", "number", "Server-side token budget: pages first, then facts."),
         Param("session_id", "string", "Per-session cursor: the first call establishes it, each call advances it."),
         Param("include_private", "boolean", "Include private facts; honoured only for trusted local callers."),
+        Param("facts_cursor", "string", "Facts resume: pass back the previous answer's facts_cursor; the facts "
+              "it has not delivered come next, newest first."),
     ),
     {"title": "delta (what changed since)", "readOnlyHint": True},
     "What changed since a cursor: pages, facts, open-thread events.",

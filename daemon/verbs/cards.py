@@ -16,6 +16,7 @@ import re
 import sqlite3
 
 from ...indexer.slugs import normalize_alias, slugify, slugify_path
+from ...indexer.tasks import open_tasks
 from ...indexer.timestamps import utcnow
 from ..protocol.caller import Caller
 
@@ -141,7 +142,7 @@ def build_card(engine, row: sqlite3.Row, world_only: bool) -> dict:
             "last_retrieved_at": row["last_retrieved_at"] or None,
             "last_timeline_date": timeline_iso(timeline[0]["date"]) if timeline else None,
         },
-        "open_threads": open_threads(engine, slug, timeline, world_only),
+        "open_threads": open_threads(engine, slug, timeline, world_only, page_tasks(db, row)),
         "edges": edges(db, pid, world_only),
         "backlink_count": backlink_count(db, pid, world_only),
         "active_fact_count": engine.facts.count_active_for_entity(slug, world_only, cap=ACTIVE_FACT_CAP),
@@ -169,12 +170,28 @@ def page_summary(row) -> str:
     return clip(text, SUMMARY_MAX)
 
 
-def open_threads(engine, slug: str, timeline: list, world_only: bool) -> list[dict]:
-    """Active commitments about the entity (newest first), then recent timeline events; ≤3."""
+def page_tasks(db: sqlite3.Connection, row: sqlite3.Row) -> list[tuple[str, str]]:
+    """(text, date) of the page's unchecked Markdown tasks, from its indexed chunks (cut at
+    headings, in order). The date is the task's due date, else the page's last change:
+    a thread without a date would never reach the context's open threads."""
+    text = "\n".join(r[0] for r in db.execute("SELECT text FROM chunks WHERE page_id = ? ORDER BY ord",
+                                              (row["id"],)))
+    if "[ ]" not in text:
+        return []
+    return [(task, timeline_iso(due) if due else row["updated_at"]) for task, due in open_tasks(text)]
+
+
+def open_threads(engine, slug: str, timeline: list, world_only: bool,
+                 tasks: list[tuple[str, str]] = ()) -> list[dict]:
+    """Active commitments about the entity (newest first), then the page's open tasks
+    (`- [ ] …`, commitments the page itself keeps, in page order), then recent timeline
+    events; ≤3 (docs/protocol.md §3.3)."""
     threads = [
         {"kind": "commitment", "text": f["fact"], "date": f["valid_from"]}
         for f in engine.facts.active_for_entity(slug, world_only, limit=MAX_THREADS, kind="commitment")
     ]
+    for text, due in tasks[:max(0, MAX_THREADS - len(threads))]:
+        threads.append({"kind": "commitment", "text": text, "date": due})
     cutoff = (utcnow() - _dt.timedelta(days=RECENT_EVENT_DAYS)).date().isoformat()
     for entry in timeline:
         if len(threads) >= MAX_THREADS:
@@ -226,7 +243,8 @@ def backlink_count(db: sqlite3.Connection, pid: int, world_only: bool) -> int:
 
 def threads_for(engine, row: sqlite3.Row, world_only: bool) -> list[dict]:
     """Just the open threads of a resolved page (what delta's thread arm needs)."""
-    return open_threads(engine, row["slug"], recent_timeline(engine.page_db, row["id"]), world_only)
+    return open_threads(engine, row["slug"], recent_timeline(engine.page_db, row["id"]), world_only,
+                        page_tasks(engine.page_db, row))
 
 
 # -- the entity verb's lookup ------------------------------------------------
@@ -260,8 +278,12 @@ def facts_only_card(engine, name: str, world_only: bool) -> dict | None:
     if not count:
         return None
     shown = f"{count}+" if count >= ACTIVE_FACT_CAP else str(count)
+    typed = " ".join(name.split())[:MAX_NAME]
+    # no page gives it a title: the name as the caller typed it ("Lisa", not the slug "lisa"),
+    # unless they typed a path, which reads no better than the slug
+    title = slug if "/" in typed else typed
     return {
-        "entity": {"slug": slug, "title": slug, "type": None},
+        "entity": {"slug": slug, "title": title, "type": None},
         "aka": [],
         "summary": f"No page yet; {shown} active fact{'s' if count != 1 else ''} filed under {slug} "
                    f"(recall with entity {slug} lists them).",

@@ -1,11 +1,13 @@
 """delta: what changed since a cursor (docs/protocol.md §3.7).
 
-Two streams, each read oldest first with a keyset so nothing is skipped and
-nothing livelocks on a shared timestamp: pages by (updated_at, slug), facts
-by (created_at, id). Delivery is at-least-once: a session cursor moves only
-past what was actually delivered. Unlike the reference, private pages stay
-hidden from the world tier, and a wake with more than 50 new facts says
-`has_more` and delivers the rest next time instead of dropping them.
+Two arms, each with its own limit, order and keyset, so nothing is skipped
+and nothing livelocks on a shared timestamp: pages by (updated_at, slug),
+oldest first, 50 a call; facts by (created_at, id), newest first, 50 a call
+(delta_facts.py). A session cursor moves only past what was delivered. Unlike
+the reference, private pages stay hidden from the world tier, and the facts
+an overflowing wake could not show are not dropped: `has_more` says so, and
+the next calls (the session's, or any passing back `facts_cursor`) page back
+through them.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import logging
 
 from .cards import resolve, threads_for
 from .cursors import Cursor, client_of, store_for
-from .delta_streams import Delivery, facts_key, fetch_facts, fetch_pages, merged_cursor, pack_merged, pack_separate, page_item, pages_key, safe_cursor
+from .delta_facts import BACKLOG_SUFFIX, FactsDelivery, FactsWindow, deliver_facts, window_from_token
+from .delta_streams import PagesDelivery, fetch_pages, pack_pages, page_item, pages_key
 from ...indexer.timestamps import iso, utcnow
 from ..protocol.budget import budget_of
 from ..protocol.caller import Caller
@@ -83,25 +86,28 @@ def delta(engine, args: dict, caller: Caller) -> dict:
     if explicit is not None:
         since = iso(explicit)
         slug = since_slug  # an explicit since never pairs with the session's stored slug
-        facts_since, facts_id = since, None
+        window = FactsWindow((since, None))
+        had_backlog = _stored_backlog(store, client, session) if store else None
     else:
         since = stored.since
         slug = since_slug if since_slug is not None else stored.slug
-        facts_since, facts_id = stored.facts_since, stored.facts_id
+        had_backlog = _stored_backlog(store, client, session)
+        window = FactsWindow((stored.facts_since, stored.facts_id), had_backlog)
+    token = (args.get("facts_cursor") or "").strip()
+    if token:
+        window = window_from_token(token)
 
-    page_rows = fetch_pages(engine.page_db, since, slug, world_only, now)
-    fact_rows = fetch_facts(engine.facts, facts_since, facts_id, world_only)
-    d = pack_separate(page_rows, fact_rows, budget)
-    if store is None and d.facts_pending:
-        # one cursor for two streams: pack them as one, by time
-        d, last = pack_merged(page_rows, fact_rows, budget)
-        next_cursor = merged_cursor(last, since, slug)
+    pd = pack_pages(fetch_pages(engine.page_db, since, slug, world_only, now), budget)
+    left = None if budget is None else budget - pd.used
+    fd = deliver_facts(engine.facts, window, world_only, left)
+    if pd.rows:
+        next_cursor = {"since": pd.rows[-1]["updated_at"], "slug": pd.rows[-1]["slug"]}
     else:
-        next_cursor = safe_cursor(d, since, slug, facts_since, facts_id)
+        next_cursor = {"since": since, "slug": slug or ""}
     if store is not None:
-        _advance(store, client, session, stored, now_dt, d, (since, slug), (facts_since, facts_id))
-    pages = [page_item(r) for r in d.page_rows]
-    facts = [fact_item(r, r["confidence"]) for r in d.fact_rows]
+        _advance(store, client, session, stored, now_dt, pd, fd, (since, slug), had_backlog is not None)
+    pages = [page_item(r) for r in pd.rows]
+    facts = [fact_item(r, r["confidence"]) for r in fd.rows]
 
     threads = _threads(engine, split_entities(args.get("entities")), since, world_only)
     body: dict = {
@@ -110,38 +116,49 @@ def delta(engine, args: dict, caller: Caller) -> dict:
         "facts": facts,
         "threads": threads,
         "text": delta_text(since, pages, facts, threads),
-        "has_more": d.pages_pending or d.facts_pending,
+        "has_more": pd.pending or fd.pending,
         "next_cursor": next_cursor,
+        "facts_cursor": fd.window.token(),
     }
     if budget is not None:
         body["budget_tokens"] = budget
-        body["budget_used"] = d.used
-        body["dropped_count"] = d.dropped
+        body["budget_used"] = pd.used + fd.used
+        body["dropped_count"] = pd.dropped + fd.dropped
     body["protocol_version"] = PROTOCOL_VERSION
     return body
 
 
+def _stored_backlog(store, client: str, session: str):
+    row = store.get(client, session + BACKLOG_SUFFIX)
+    if row is None or row.slug is None or row.facts_id is None:
+        return None
+    # the backlog row keeps its lower keyset in the facts fields, its upper in (since, slug)
+    return (row.facts_since, row.facts_id if row.facts_id >= 0 else None), (row.since, int(row.slug))
+
+
 def _advance(store, client: str, session: str, stored: Cursor | None, now_dt: _dt.datetime,
-             d: Delivery, page_from: tuple, facts_from: tuple) -> None:
-    """Move each of the session's keysets past what was delivered, and no further."""
+             pd: PagesDelivery, fd: FactsDelivery, page_from: tuple, had_backlog: bool) -> None:
+    """Move the session past what was delivered, and no further."""
     parked = iso(now_dt - IN_FLIGHT_LAG)
-    if d.page_rows:
-        page_cur = (d.page_rows[-1]["updated_at"], d.page_rows[-1]["slug"])
-    elif d.pages_pending:
+    if pd.rows:
+        page_cur = (pd.rows[-1]["updated_at"], pd.rows[-1]["slug"])
+    elif pd.pending:
         page_cur = page_from  # nothing delivered but something waits: stay put
     else:
         page_cur = (parked, "")
         if stored is not None and pages_key(stored.since, stored.slug) > pages_key(*page_cur):
             page_cur = (stored.since, stored.slug)
-    if d.fact_rows:
-        facts_cur = (d.fact_rows[-1]["created_at"], d.fact_rows[-1]["id"])
-    elif d.facts_pending:
-        facts_cur = facts_from
-    else:
-        facts_cur = (parked, None)
-        if stored is not None and facts_key(stored.facts_since, stored.facts_id) > facts_key(*facts_cur):
-            facts_cur = (stored.facts_since, stored.facts_id)
-    store.put(client, session, Cursor(page_cur[0], page_cur[1], facts_cur[0], facts_cur[1]))
+    top = fd.window.top
+    if not fd.rows and not fd.pending and parked > top[0]:
+        top = (parked, None)  # nothing waits: park just behind now, for a fact being written at this moment
+    store.put(client, session, Cursor(page_cur[0], page_cur[1], top[0], top[1]))
+    backlog = fd.window.backlog
+    if backlog is None and had_backlog:  # the backlog row is written only while there is one
+        store.put(client, session + BACKLOG_SUFFIX, Cursor("", None, "", None))
+    elif backlog is not None:
+        (low_ts, low_id), (up_ts, up_id) = backlog
+        store.put(client, session + BACKLOG_SUFFIX,
+                  Cursor(up_ts, str(up_id), low_ts, -1 if low_id is None else low_id))
 
 
 def _first_wake(now: str, budget: int | None) -> dict:
@@ -153,6 +170,7 @@ def _first_wake(now: str, budget: int | None) -> dict:
         "text": "",
         "has_more": False,
         "next_cursor": {"since": now, "slug": ""},
+        "facts_cursor": FactsWindow((now, None)).token(),
     }
     if budget is not None:
         body["budget_tokens"] = budget

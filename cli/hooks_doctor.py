@@ -1,0 +1,154 @@
+"""`brain doctor hooks`: proves the chain a harness runs at session start: a config
+that names our hook, a program that exists where the harness looks for it, and a
+simulated SessionStart that yields context."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from ..hooks.session_start import NOTHING_TO_INJECT
+from .doctor import DoctorContext, check
+
+
+def deadline_ms(cfg: dict) -> int:
+    from ..hooks.session_start import DEFAULT_DEADLINE_MS, int_setting
+
+    return int_setting(cfg, "hooks.deadline_ms", DEFAULT_DEADLINE_MS)
+
+
+def _installed_hooks():
+    """(harness, hooks file, command, target) for every config that runs our hook."""
+    from ..hooks import install as inst
+
+    found = []
+    for harness in inst.HARNESSES:
+        for project in (False, True):
+            t = inst.target_for(harness, project)
+            try:
+                text = inst.read_text(t.hooks_file)
+            except inst.InstallError:
+                continue
+            if inst.has_our_hooks(text) and t.hooks_file not in [f[1] for f in found]:
+                found.append((harness, t.hooks_file, inst.our_handler(text)[0], t))
+    return found
+
+
+def _standing(ctx: DoctorContext) -> str:
+    from ..daemon import config as config_mod
+
+    value = config_mod.get(ctx.cfg, "hooks.standing_entities")
+    return ", ".join(value) if isinstance(value, (list, tuple)) else str(value or "people/me")
+
+
+def _last_hook_log_line(ctx: DoctorContext) -> str:
+    try:
+        lines = (ctx.places.log_dir / "hooks.log").read_text(encoding="utf-8", errors="replace").splitlines()
+        return lines[-1] if lines else "(hooks.log is empty)"
+    except OSError:
+        return "(no hooks.log)"
+
+
+def simulate_session_start(argv: list[str], cwd: Path, timeout_s: float = 10.0) -> tuple[int, bytes, float]:
+    """Run the hook command on a made-up SessionStart payload:
+    (exit code, stdout, wall seconds)."""
+    payload = {"session_id": "brain-doctor", "transcript_path": None, "cwd": str(cwd),
+               "hook_event_name": "SessionStart", "source": "startup", "model": "doctor"}
+    t0 = time.monotonic()
+    r = subprocess.run(argv, input=json.dumps(payload).encode(), capture_output=True, timeout=timeout_s)
+    return r.returncode, r.stdout, time.monotonic() - t0
+
+
+def _distinct_programs(found) -> list[tuple[str, str]]:
+    """(program, one command running it), once per program: a hook installed for two
+    harnesses runs the same brain, and its check is printed once."""
+    seen: dict[str, str] = {}
+    for _, _, command, _ in found:
+        words = shlex.split(command)
+        seen.setdefault(words[0], command)
+    return list(seen.items())
+
+
+def _program_check(program: str, command: str) -> tuple[str, str, str | None]:
+    """(status, detail, the path to run) for the program a hook config names. An absolute
+    path is checked as it stands: the harness runs it from its own environment, not this
+    shell's PATH. A bare name works only where the harness's PATH happens to hold it."""
+    if Path(program).is_absolute():
+        if Path(program).is_file() and os.access(program, os.X_OK):
+            return "ok", f"{program} exists and is executable", program
+        return ("fail", f"{program} does not exist or is not executable: the harness cannot run `{command}`. "
+                "Fix: run `brain hooks install claude` (or codex) again with the brain you use now", None)
+    where = shutil.which(program)
+    if where is None:
+        return ("fail", f"`{program}` is not on PATH: the harness cannot run `{command}`. Fix: run "
+                "`brain hooks install claude` (or codex) again; it writes brain's absolute path", None)
+    return ("warn", f"`{program}` resolves to {where} in this shell only; a harness started elsewhere may not find "
+            "it. Fix: run `brain hooks install claude` (or codex) again; it writes brain's absolute path", where)
+
+
+@check("hooks")
+def _hooks_check(ctx: DoctorContext):
+    from ..hooks import install as inst
+
+    found = _installed_hooks()
+    if not found:
+        yield ("warn", "hook config", "no harness runs `brain hook session-start`: run "
+               "`brain hooks install claude` (or `codex`; add --project for one repository)")
+    for harness, path, command, t in found:
+        yield ("ok", "hook config", f"{harness}: {path} runs `{command}`")
+        if t.flag_file is not None:
+            state = inst.codex_flag_state(inst.read_text(t.flag_file))
+            if state is False:
+                yield ("fail", "codex feature flag", f"hooks are switched off in {t.flag_file}: set "
+                       "`[features] hooks = true`")
+            elif state is None:
+                yield ("warn", "codex feature flag", f"{t.flag_file} does not set `[features] hooks = true` "
+                       "(older Codex builds need it): run `brain hooks install codex`")
+    argv = None
+    for program, command in _distinct_programs(found):
+        status, detail, runnable = _program_check(program, command)
+        yield (status, "hook command", detail)
+        if runnable:
+            argv = argv or [runnable, *shlex.split(command)[1:]]
+    argv = argv or [sys.executable, "-m", "brain.cli.entry", "hook", "session-start"]
+    deadline = deadline_ms(ctx.cfg)
+    try:
+        code, out, wall = simulate_session_start(argv, Path.cwd())
+        if not out.strip() and "deadline" in _last_hook_log_line(ctx):
+            time.sleep(2.0)  # a cold daemon misses the first deadline; the second run meets a warm one
+            code, out, wall = simulate_session_start(argv, Path.cwd())
+    except (OSError, subprocess.TimeoutExpired) as e:
+        yield ("fail", "simulated session start", f"could not run the hook: {e}. Fix: run "
+               f"`{shlex.join(argv)} < /dev/null` by hand to see why; `brain daemon logs` if it hangs")
+        return
+    context = ""
+    try:
+        context = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out.strip() else ""
+    except (ValueError, KeyError, TypeError):
+        yield ("fail", "simulated session start", f"the hook printed something that is not hook JSON: {out[:200]!r}. "
+               "Fix: the hook command must be `brain hook session-start`; run `brain hooks install claude` "
+               "(or codex) to rewrite it")
+        return
+    last = _last_hook_log_line(ctx)
+    if code != 0:
+        yield ("fail", "simulated session start", f"the hook exited {code}; it must always exit 0. Fix: reinstall "
+               "brain (`pip install -e .` in its folder) and run `brain hooks install claude` (or codex) again")
+    elif not context.strip() and NOTHING_TO_INJECT in last:
+        # a healthy brain with nothing to say yet: the chain works, the entities are empty
+        yield ("ok", "simulated session start", f"the hook ran in {int(wall * 1000)} ms and has nothing to inject yet "
+               f"(no page, facts or open threads for {_standing(ctx)}); `brain remember \"…\" --provenance me "
+               "--entity people/me` gives it something, or `brain config set hooks.standing_entities E1,E2`")
+    elif not context.strip():
+        yield ("fail", "simulated session start", f"no context was injected; the hook log says: {last}. Fix: "
+               "`brain daemon logs` shows daemon errors; a deadline miss needs a larger "
+               "`brain config set hooks.deadline_ms N`")
+    else:
+        status = "ok" if wall * 1000 <= deadline else "warn"
+        yield (status, "simulated session start", f"{len(context)} characters of context in {int(wall * 1000)} ms "
+               f"(deadline {deadline} ms)")
