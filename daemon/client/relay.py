@@ -26,6 +26,7 @@ import threading
 import time
 from pathlib import Path
 
+from .call_keys import CallKeys
 from .calls import json_line
 from ..protocol.surfaces import SURFACE_ORDER
 from ..protocol.wire_guard import problem, top_level
@@ -130,6 +131,8 @@ class Relay:
         self.replays = 0
         self.reconnect_window_s = reconnect_window_s
         self._reader: threading.Thread | None = None
+        # a retried remember runs once (see call_keys)
+        self.keys = CallKeys()
 
     # -- daemon side -------------------------------------------------------
 
@@ -193,6 +196,7 @@ class Relay:
                 if rid is not None:
                     with self.state_lock:
                         self.pending.pop(rid, None)
+                    self.keys.answered(rid)
                 out.append(line)
             if out:
                 self._write_out(b"".join(out))
@@ -211,6 +215,7 @@ class Relay:
             return
         _say("the daemon stopped; the next message starts a new one.")
         for rid in lost:
+            self.keys.unanswered(rid)  # it may have run: its retry carries the same key
             self._write_out(_retry_error(rid, "the brain daemon stopped while answering this call "
                                               "(it restarts by itself)"))
 
@@ -274,6 +279,8 @@ class Relay:
                     self._note_handshake(line)
                     if rid is None:
                         is_req = False
+                    else:
+                        line = self._keyed(line)
                 elif self.initialized_line is None and b'"notifications/initialized"' in line[:4096]:
                     self.initialized_line = line if line.endswith(b"\n") else line + b"\n"
             elif skipping:
@@ -286,6 +293,7 @@ class Relay:
                     self.pending.pop(rid, None)
                 skipping = partial
                 if first_part and rid is not None:
+                    self.keys.unanswered(rid)
                     self._write_out(_retry_error(rid, "the brain daemon could not be reached or started"))
         self.stdin_closed = True
         sock = self.sock
@@ -297,6 +305,18 @@ class Relay:
             if self._reader is not None:
                 self._reader.join(timeout=2.0)
         return 0
+
+    def _keyed(self, line: bytes) -> bytes:
+        """A whole `remember` line with its idempotency key added; any other line as it came."""
+        if not line.endswith(b"\n") or b'"remember"' not in line or b'"tools/call"' not in line:
+            return line
+        if len(line) > 65536 or problem(line) is not None:
+            return line  # the daemon answers what is wrong with it
+        try:
+            msg = json.loads(line)
+        except (ValueError, RecursionError):
+            return line
+        return json_line(msg) if self.keys.stamp(msg) else line
 
     def _note_handshake(self, line: bytes) -> None:
         """Keep the host's initialize, to replay it to a daemon that replaced the first one."""

@@ -23,7 +23,7 @@ from ...indexer.timestamps import iso, now_iso, utcnow
 
 log = logging.getLogger("brain.facts")
 
-SCHEMA_VERSION = 2  # 2: facts_fts, the keyword index over fact text
+SCHEMA_VERSION = 3  # 2: facts_fts, the keyword index over fact text; 3: call_keys
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -53,6 +53,11 @@ CREATE INDEX IF NOT EXISTS facts_session ON facts(source_session, created_at DES
 CREATE INDEX IF NOT EXISTS facts_superseded ON facts(superseded_by) WHERE superseded_by IS NOT NULL;
 CREATE VIRTUAL TABLE IF NOT EXISTS facts_fts USING fts5(
     text, date, tokenize = 'porter unicode61 remove_diacritics 2'
+);
+-- the idempotency key of the call that wrote each fact (docs/protocol.md §3.2)
+CREATE TABLE IF NOT EXISTS call_keys (
+    key TEXT PRIMARY KEY,
+    fact_id INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS fact_vectors (
     id INTEGER PRIMARY KEY,
@@ -127,7 +132,8 @@ class FactsStore:
             if got is not None and int(got) != SCHEMA_VERSION:
                 # a cache from another version: drop it, the log rebuilds it
                 # (fact vectors stay: each is keyed by model and text, so a stale one is never used)
-                self.db.executescript("DROP TABLE facts; DROP TABLE meta; DROP TABLE facts_fts;")
+                self.db.executescript("DROP TABLE facts; DROP TABLE meta; DROP TABLE facts_fts; "
+                                      "DROP TABLE call_keys;")
                 self.db.executescript(_SCHEMA)
             self._set_meta("schema_version", str(SCHEMA_VERSION))
 
@@ -210,6 +216,7 @@ class FactsStore:
     def _clear(self) -> None:
         self.db.execute("DELETE FROM facts")
         self.db.execute("DELETE FROM facts_fts")
+        self.db.execute("DELETE FROM call_keys")
 
     def _apply(self, rec: dict) -> None:
         if rec["op"] == "insert":
@@ -228,6 +235,10 @@ class FactsStore:
             # the keyword index sees the fact and its dates (expiry is the facts row's business)
             self.db.execute("INSERT OR REPLACE INTO facts_fts(rowid, text, date) VALUES (?, ?, ?)",
                             (rec["id"], rec["fact"], date_words(valid_from, rec.get("source"))))
+            key = rec.get("call_key")
+            if key is not None:
+                # a key two lines claim (a hand edit, a merge) keeps its first fact
+                self.db.execute("INSERT OR IGNORE INTO call_keys(key, fact_id) VALUES (?, ?)", (str(key), rec["id"]))
         elif rec["op"] == "expire":
             self.db.execute(
                 "UPDATE facts SET expired_at=?, expire_reason=?, superseded_by=COALESCE(?, superseded_by) "
@@ -262,8 +273,12 @@ class FactsStore:
 
     def insert(self, *, fact: str, kind: str, entity_slug: str | None, visibility: str, source: str,
                valid_until: str | None, source_session: str | None = None, context: str | None = None,
-               supersede: int | None = None, now: str | None = None) -> int:
-        """Record a new fact (and, atomically, the expiry of the one it supersedes)."""
+               supersede: int | None = None, now: str | None = None, call_key: str | None = None) -> int:
+        """Record a new fact (and, atomically, the expiry of the one it supersedes).
+
+        `call_key` is the idempotency key of the call that wrote it, kept in
+        the log so that a retry finds it after any restart (`by_call_key`).
+        """
         with self.lock:
             self.catch_up()
             ts = now or now_iso()
@@ -274,6 +289,8 @@ class FactsStore:
                 "source_session": source_session, "context": context, "confidence": 1.0,
                 "notability": "medium", "valid_from": ts, "valid_until": valid_until,
             }]
+            if call_key is not None:
+                records[0]["call_key"] = call_key
             if supersede is not None:
                 records.append({"op": "expire", "id": supersede, "ts": ts,
                                 "reason": f"superseded by fact #{fid}", "superseded_by": fid})
@@ -326,6 +343,18 @@ class FactsStore:
         rows = self.query(["entity_slug = ?", "norm = ?"], [entity_slug, normalize_text(text)], "id", 1,
                           world_only=world_only)
         return rows[0] if rows else None
+
+    def by_call_key(self, key: str) -> sqlite3.Row | None:
+        """The fact a call with this idempotency key wrote, expired or not."""
+        with self.lock:
+            self.catch_up()  # the key may be in lines another process appended
+            row = self.db.execute("SELECT fact_id FROM call_keys WHERE key=?", (key,)).fetchone()
+            return self.get(row[0]) if row else None
+
+    def supersedes(self, fid: int) -> bool:
+        """Whether fact `fid` expired another when it was written."""
+        with self.lock:
+            return self.db.execute("SELECT 1 FROM facts WHERE superseded_by=? LIMIT 1", (fid,)).fetchone() is not None
 
     def hot(self, session_id: str | None, world_only: bool, limit: int = 10) -> list[sqlite3.Row]:
         if session_id:
