@@ -1,7 +1,8 @@
 """`brain serve`: a byte relay between an MCP host's stdio and the daemon's socket.
 
 The relay opens the daemon's socket (starting the daemon when none runs),
-sends one preamble line naming the surface and the remote lane, and then
+sends one preamble line naming the surface, the remote lane and the relay's
+own client id (its delta cursors and idempotency keys), and then
 copies newline-framed JSON-RPC both ways. All MCP work happens in the
 daemon; this module imports nothing heavier than the standard library, so
 an MCP host gets its `initialize` answered in tens of milliseconds.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import socket
 import sys
@@ -70,9 +72,12 @@ def resolve_surface(flag: str | None, cfg: dict, environ=None) -> tuple[str, str
     return surface, warning
 
 
-def preamble(surface: str) -> bytes:
+def preamble(surface: str, client_id: str | None = None) -> bytes:
     # lane is always remote: an MCP host is never the trusted local lane
-    return json_line({"surface": surface, "lane": "remote", "client": "brain-serve", "transport": "stdio"})
+    pre = {"surface": surface, "lane": "remote", "client": "brain-serve", "transport": "stdio"}
+    if client_id:
+        pre["client_id"] = client_id
+    return json_line(pre)
 
 
 def _say(msg: str) -> None:
@@ -133,12 +138,15 @@ class Relay:
         self._reader: threading.Thread | None = None
         # a retried remember runs once (see call_keys)
         self.keys = CallKeys()
+        # this host's own delta cursors and keys, the same on every daemon it meets
+        # (docs/protocol.md §3.7): no other agent's relay can evict them
+        self.client_id = f"serve-{secrets.token_hex(8)}"
 
     # -- daemon side -------------------------------------------------------
 
     def _open(self, replay: bool) -> tuple[socket.socket, int]:
         sock, _ = self.connect()
-        opening = [preamble(self.surface)]
+        opening = [preamble(self.surface, self.client_id)]
         if replay and self.init_line is not None:
             self.replays += 1
             msg = json.loads(self.init_line)

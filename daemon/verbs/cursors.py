@@ -68,12 +68,14 @@ def bounded(value: str) -> str:
 
 
 def client_of(caller: Caller) -> str:
-    """The cursor namespace: "local" only for the trusted lane; a remote caller
-    without its own id is "remote", and can never claim "local"."""
-    if not caller.remote:
-        return "local"
+    """The cursor namespace: "local" (or "local:<id>") only for the trusted
+    lane; a remote caller without its own id is "remote", and can never
+    claim a local namespace."""
     cid = bounded((caller.client_id or "").strip())
-    return cid if cid and cid != "local" else "remote"
+    local = cid == "local" or cid.startswith("local:")
+    if not caller.remote:
+        return cid if local else "local"
+    return cid if cid and not local else "remote"
 
 
 class CursorStore:
