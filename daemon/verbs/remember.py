@@ -7,6 +7,7 @@ from ..protocol.errors import InvalidParams, ProvenanceRequired
 from ..protocol.version import PROTOCOL_VERSION
 from ..protocol.limits import MAX_PROVENANCE_CHARS
 from ..protocol.timeparse import parse_ttl
+from ..facts.specifics import differ_in_specifics
 from ..facts.store import normalize_text
 from .cursors import client_of
 
@@ -119,6 +120,8 @@ def _dedup(engine, fact: str, kind: str, entity_slug: str | None, caller: Caller
     similar = engine.fact_similarity(entity_slug, fact, world_only=caller.remote)  # None without a model
     if similar is not None and similar[1] >= DEDUP_THRESHOLD:
         row = similar[0]
+        if differ_in_specifics(row["fact"], fact):
+            return None  # another date, amount or name: another fact, however alike the sentences
         if row["kind"] == kind:
             return ("superseded", row, degraded)
         return ("duplicate", row, degraded)
