@@ -55,3 +55,19 @@ def test_one_relays_flood_of_sessions_never_evicts_another_relays_cursor(daemon)
     assert [f["fact"] for f in woke["facts"]] == ["The boiler was serviced today"]
     quiet.close()
     busy.close()
+
+
+def test_a_flood_over_many_client_ids_evicts_only_the_biggest(tmp_path, monkeypatch):
+    import time
+
+    from brain.daemon.verbs import cursors
+    from page_seed import now
+
+    monkeypatch.setattr(cursors, "MAX_ROWS_TOTAL", 20)
+    store = cursors.CursorStore(tmp_path / "c.sqlite")
+    store.put("stdio:quiet", "mine", cursors.Cursor(now(), None, now(), None))
+    for i in range(40):  # ten flooding ids, four sessions each
+        store.put(f"socket:flood-{i % 10}", f"s{i}", cursors.Cursor(now(), None, now(), None))
+        time.sleep(0.002)
+    assert store.count() == 20
+    assert store.get("stdio:quiet", "mine") is not None

@@ -190,3 +190,33 @@ def test_the_http_front_end_passes_the_key_to_the_daemon(http_url, tokens, daemo
     client.close()
     assert again["id"] == first["id"]
     assert _log_facts(daemon["vault"]).count("The gate code is 4711") == 1
+
+
+def test_only_a_retry_of_an_unanswered_call_reuses_its_key():
+    from brain.daemon.client.call_keys import CallKeys
+
+    keys = CallKeys()
+    args = {"fact": "The lease ends in May", "provenance": "t"}
+
+    def key_of(msg):
+        return msg["params"]["_meta"][IDEMPOTENCY_META]
+
+    first = tool_call(1, "remember", dict(args))
+    assert keys.stamp(first)
+    keys.answered(1)
+    second = tool_call(2, "remember", dict(args))
+    keys.stamp(second)
+    assert key_of(second) != key_of(first)  # answered: the same words again are a new call
+    keys.unanswered(2)
+    retry = tool_call(3, "remember", dict(args))
+    keys.stamp(retry)
+    assert key_of(retry) == key_of(second)  # unanswered: the host's retry is that call
+    keys.unanswered(3)
+    other = tool_call(4, "remember", {**args, "fact": "The lease ends in June"})
+    keys.stamp(other)
+    assert key_of(other) not in (key_of(first), key_of(second))
+    # a host's own key is kept; other tools carry none
+    own = _keyed(5, args, "host-key")
+    keys.stamp(own)
+    assert key_of(own) == "host-key"
+    assert not keys.stamp(tool_call(6, "recall", {"query": "lease"}))
