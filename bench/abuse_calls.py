@@ -141,7 +141,7 @@ class _Brain:
                 pass
 
 
-def retry_duplicates(scratch: Path, rounds: int = 6, burst: int = 12) -> dict:
+def retry_duplicates(scratch: Path, rounds: int = 5, burst: int = 12) -> dict:
     brain = _Brain(scratch)
     host = _Host(brain.env)
     retried = broke = 0
