@@ -27,9 +27,10 @@ def remember(engine, caller, fact, entity="Alice", kind=None):
 
 
 def test_near_duplicate_same_kind_supersedes(model_engine, local):
-    first = remember(model_engine, local, "Alice's phone number is 555-0100")
+    # a restatement; a change of number, date or name is a new fact (tests/test_supersession_specifics.py)
+    first = remember(model_engine, local, "Alice prefers morning meetings")
     assert first["status"] == "inserted" and "degraded_dedup" not in first
-    second = remember(model_engine, local, "Alice's phone number is 555-0199")
+    second = remember(model_engine, local, "Alice prefers meetings in the morning")
     assert second["status"] == "superseded"
     assert second["id"] != first["id"]
     assert second["status_text"] == f"updated — fact #{second['id']} supersedes the previous version"
@@ -38,7 +39,7 @@ def test_near_duplicate_same_kind_supersedes(model_engine, local):
     body, _ = call(model_engine, "recall", {"supersessions": True}, local)
     assert [f["id"] for f in body["facts"]] == [int(first["id"])]
     body, _ = call(model_engine, "recall", {"entity": "Alice"}, local)
-    assert [f["fact"] for f in body["facts"]] == ["Alice's phone number is 555-0199"]
+    assert [f["fact"] for f in body["facts"]] == ["Alice prefers meetings in the morning"]
 
 
 def test_near_duplicate_of_another_kind_is_a_duplicate(model_engine, local):
@@ -74,7 +75,7 @@ def test_no_entity_is_never_deduped(model_engine, local):
 
 
 def test_other_entities_are_not_candidates(model_engine, local):
-    remember(model_engine, local, "Alice's phone number is 555-0100")
+    remember(model_engine, local, "Alice prefers morning meetings")
     other = remember(model_engine, local, "Bob's phone number is 555-0100", entity="Bob")
     assert other["status"] == "inserted"
 
@@ -84,14 +85,14 @@ def test_facts_saved_while_loading_are_embedded_when_ready(vault, places, minilm
     try:
         gate = threading.Event()
         loader = e.load_models(background=True, start_after=gate, embedder=minilm)
-        early = remember(e, local, "Alice's phone number is 555-0100")
+        early = remember(e, local, "Alice prefers morning meetings")
         assert early["degraded_dedup"] is True  # the model is not there yet: §3.2's flag
         assert loader.state in ("idle", "loading")
         gate.set()
         loader.join(timeout=60)
         assert loader.state == "ready" and e.vectors.ready
         assert e.fact_vectors.count() == 1  # the backfill embedded the early fact
-        later = remember(e, local, "Alice's phone number is 555-0199")
+        later = remember(e, local, "Alice prefers meetings in the morning")
         assert later["status"] == "superseded" and "degraded_dedup" not in later
     finally:
         e.close()
@@ -100,7 +101,7 @@ def test_facts_saved_while_loading_are_embedded_when_ready(vault, places, minilm
 def test_rebuilt_facts_cache_gets_its_vectors_back(vault, places, minilm, local):
     e = Engine(vault, places, {}, writer="test")
     e.load_models(background=False, embedder=minilm)
-    first = remember(e, local, "Alice's phone number is 555-0100")
+    first = remember(e, local, "Alice prefers morning meetings")
     remember(e, local, "Alice lives in Berlin")
     remember(e, local, "Unattached note", entity=None)
     db_path = e.facts.db_path
@@ -115,7 +116,7 @@ def test_rebuilt_facts_cache_gets_its_vectors_back(vault, places, minilm, local)
         e.load_models(background=False, embedder=minilm)
         assert e.fact_vectors.count() == 3  # every active fact: recall searches them all
         assert minilm.texts - texts == 3
-        again = remember(e, local, "Alice's phone number is 555-0199")
+        again = remember(e, local, "Alice prefers meetings in the morning")
         assert again["status"] == "superseded"
         assert e.facts.get(int(first["id"]))["superseded_by"] == int(again["id"])
     finally:
@@ -123,10 +124,10 @@ def test_rebuilt_facts_cache_gets_its_vectors_back(vault, places, minilm, local)
 
 
 def test_vectors_from_another_model_are_not_trusted(model_engine, local):
-    first = remember(model_engine, local, "Alice's phone number is 555-0100")
+    first = remember(model_engine, local, "Alice prefers morning meetings")
     with model_engine.facts.lock:  # as if written by an older model
         model_engine.facts.db.execute("UPDATE fact_vectors SET model='old-model 0', vec=zeroblob(1536)")
-    second = remember(model_engine, local, "Alice's phone number is 555-0199")
+    second = remember(model_engine, local, "Alice prefers meetings in the morning")
     assert second["status"] == "superseded"  # a zero vector would have scored 0 and inserted
     assert model_engine.facts.get(int(first["id"]))["superseded_by"] == int(second["id"])
 
@@ -136,7 +137,7 @@ def test_embeddings_disabled_keeps_dedup_degraded(vault, places, local):
     try:
         loader = e.load_models(background=True)
         assert loader.state == "disabled" and e.embedder is None
-        body = remember(e, local, "Alice's phone number is 555-0100")
+        body = remember(e, local, "Alice prefers morning meetings")
         assert body["degraded_dedup"] is True
     finally:
         e.close()

@@ -1,7 +1,8 @@
 """`brain serve`: a byte relay between an MCP host's stdio and the daemon's socket.
 
 The relay opens the daemon's socket (starting the daemon when none runs),
-sends one preamble line naming the surface and the remote lane, and then
+sends one preamble line naming the surface, the remote lane and the relay's
+own client id (its delta cursors and idempotency keys), and then
 copies newline-framed JSON-RPC both ways. All MCP work happens in the
 daemon; this module imports nothing heavier than the standard library, so
 an MCP host gets its `initialize` answered in tens of milliseconds.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import socket
 import sys
@@ -26,6 +28,7 @@ import threading
 import time
 from pathlib import Path
 
+from .call_keys import CallKeys
 from .calls import json_line
 from ..protocol.surfaces import SURFACE_ORDER
 from ..protocol.wire_guard import problem, top_level
@@ -69,9 +72,12 @@ def resolve_surface(flag: str | None, cfg: dict, environ=None) -> tuple[str, str
     return surface, warning
 
 
-def preamble(surface: str) -> bytes:
+def preamble(surface: str, client_id: str | None = None) -> bytes:
     # lane is always remote: an MCP host is never the trusted local lane
-    return json_line({"surface": surface, "lane": "remote", "client": "brain-serve", "transport": "stdio"})
+    pre = {"surface": surface, "lane": "remote", "client": "brain-serve", "transport": "stdio"}
+    if client_id:
+        pre["client_id"] = client_id
+    return json_line(pre)
 
 
 def _say(msg: str) -> None:
@@ -130,12 +136,17 @@ class Relay:
         self.replays = 0
         self.reconnect_window_s = reconnect_window_s
         self._reader: threading.Thread | None = None
+        # a retried remember runs once (see call_keys)
+        self.keys = CallKeys()
+        # this host's own delta cursors and keys, the same on every daemon it meets
+        # (docs/protocol.md §3.7): no other agent's relay can evict them
+        self.client_id = f"serve-{secrets.token_hex(8)}"
 
     # -- daemon side -------------------------------------------------------
 
     def _open(self, replay: bool) -> tuple[socket.socket, int]:
         sock, _ = self.connect()
-        opening = [preamble(self.surface)]
+        opening = [preamble(self.surface, self.client_id)]
         if replay and self.init_line is not None:
             self.replays += 1
             msg = json.loads(self.init_line)
@@ -193,6 +204,7 @@ class Relay:
                 if rid is not None:
                     with self.state_lock:
                         self.pending.pop(rid, None)
+                    self.keys.answered(rid)
                 out.append(line)
             if out:
                 self._write_out(b"".join(out))
@@ -211,6 +223,7 @@ class Relay:
             return
         _say("the daemon stopped; the next message starts a new one.")
         for rid in lost:
+            self.keys.unanswered(rid)  # it may have run: its retry carries the same key
             self._write_out(_retry_error(rid, "the brain daemon stopped while answering this call "
                                               "(it restarts by itself)"))
 
@@ -274,6 +287,8 @@ class Relay:
                     self._note_handshake(line)
                     if rid is None:
                         is_req = False
+                    else:
+                        line = self._keyed(line)
                 elif self.initialized_line is None and b'"notifications/initialized"' in line[:4096]:
                     self.initialized_line = line if line.endswith(b"\n") else line + b"\n"
             elif skipping:
@@ -286,6 +301,7 @@ class Relay:
                     self.pending.pop(rid, None)
                 skipping = partial
                 if first_part and rid is not None:
+                    self.keys.unanswered(rid)
                     self._write_out(_retry_error(rid, "the brain daemon could not be reached or started"))
         self.stdin_closed = True
         sock = self.sock
@@ -297,6 +313,18 @@ class Relay:
             if self._reader is not None:
                 self._reader.join(timeout=2.0)
         return 0
+
+    def _keyed(self, line: bytes) -> bytes:
+        """A whole `remember` line with its idempotency key added; any other line as it came."""
+        if not line.endswith(b"\n") or b'"remember"' not in line or b'"tools/call"' not in line:
+            return line
+        if len(line) > 65536 or problem(line) is not None:
+            return line  # the daemon answers what is wrong with it
+        try:
+            msg = json.loads(line)
+        except (ValueError, RecursionError):
+            return line
+        return json_line(msg) if self.keys.stamp(msg) else line
 
     def _note_handshake(self, line: bytes) -> None:
         """Keep the host's initialize, to replay it to a daemon that replaced the first one."""

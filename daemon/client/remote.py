@@ -29,6 +29,9 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+from ..protocol.caller import IDEMPOTENCY_META
+from .call_keys import CallKeys, fresh_key, wants_key
+
 PROTOCOL_VERSION = "2025-06-18"
 UNAUTHORIZED = -32001  # JSON-RPC server error: the remote refused the credential
 CALL_GRACE_S = 600.0  # after the host closes stdin, how long its last calls may still take
@@ -131,7 +134,11 @@ class HttpMcp:
         """One tools/call: (body, is_error), like a call to the local daemon."""
         if self.session is None:
             self.initialize()
-        answer = self._request("tools/call", {"name": name, "arguments": arguments})
+        params = {"name": name, "arguments": arguments}
+        if wants_key({"method": "tools/call", "params": params}):
+            # the pool may send it twice (see _Pool.exchange): the key makes that one call
+            params["_meta"] = {IDEMPOTENCY_META: fresh_key()}
+        answer = self._request("tools/call", params)
         if "error" in answer:
             raise RemoteError(f"{self.url} refused the call: {answer['error'].get('message')}")
         result = answer.get("result") or {}
@@ -228,9 +235,9 @@ class _Pool:
         keeps one copy: remember with an entity finds the same text and
         answers `duplicate`, forget of a fact already expired answers
         `expired: false`, put_page writes the same bytes again (or, given
-        `expected_hash`, refuses: the page changed, by the first run). Only
-        remember without an entity would store the fact twice, and only if
-        a new server were up within that moment.
+        `expected_hash`, refuses: the page changed, by the first run), and a
+        remember carries an idempotency key, so its second run answers what
+        the first wrote (docs/protocol.md §3.2).
         """
         conn, reused = self._take(timeout_s)
         headers = {**headers, "User-Agent": "brain-remote"}
@@ -308,6 +315,7 @@ def relay_stdio(url: str, token: str, stdin=None, stdout=None) -> int:
     stdout = stdout or sys.stdout.buffer
     client = HttpMcp(url, token)
     out_lock = threading.Lock()
+    keys = CallKeys()  # a retried remember runs once (see call_keys)
     init_params: dict | None = None
     running: list[threading.Thread] = []
 
@@ -329,8 +337,11 @@ def relay_stdio(url: str, token: str, stdin=None, stdout=None) -> int:
                 if msg.get("method") == "initialize" and "result" in a:
                     client.protocol = a["result"].get("protocolVersion") or PROTOCOL_VERSION
                 write(a)
+            if "id" in msg:
+                keys.answered(msg["id"])
         except RemoteError as e:
             if "id" in msg:
+                keys.unanswered(msg["id"])  # it may have run: its retry carries the same key
                 code = UNAUTHORIZED if e.status == 401 else -32603
                 write({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": code, "message": str(e)}})
             print(f"brain serve --remote: {e}", file=sys.stderr, flush=True)
@@ -348,6 +359,7 @@ def relay_stdio(url: str, token: str, stdin=None, stdout=None) -> int:
             client.session = client.protocol = None
             forward(msg)  # in order: everything after it needs the session
         elif "id" in msg and "method" in msg:
+            keys.stamp(msg)
             t = threading.Thread(target=forward, args=(msg,), daemon=True)
             t.start()
             running.append(t)

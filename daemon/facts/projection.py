@@ -143,7 +143,8 @@ class Projection:
                     continue
 
     def _clear(self) -> None:
-        for table in ("facts", "facts_fts", "claimed_ids", "fact_lines", "pending_expires", "log_reads", "line_homes"):
+        for table in ("facts", "facts_fts", "claimed_ids", "fact_lines", "pending_expires", "log_reads", "line_homes",
+                      "call_keys"):
             self.db.execute(f"DELETE FROM {table}")
         self.bad_lines, self.id_conflicts = [], []
         self._hashers = {}
@@ -179,6 +180,10 @@ class Projection:
                         (fid, rec["fact"], date_words(valid_from, rec.get("source"))))
         self.db.execute("INSERT OR REPLACE INTO fact_lines(id, owned, ord, src, line_no, digest) VALUES (?,?,?,?,?,?)",
                         (fid, *src.precedence(rec["id"], line_no), digest))
+        key = rec.get("call_key")
+        if key is not None:
+            # a key two lines claim (a hand edit, a merge) keeps its first fact
+            self.db.execute("INSERT OR IGNORE INTO call_keys(key, fact_id) VALUES (?, ?)", (str(key), fid))
         for ts, reason, succ in self.db.execute(
                 "SELECT ts, reason, superseded_by FROM pending_expires WHERE id=? ORDER BY ts", (fid,)).fetchall():
             self.db.execute("UPDATE facts SET expired_at=?, expire_reason=?, superseded_by=COALESCE(?, superseded_by) "

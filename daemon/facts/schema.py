@@ -7,8 +7,9 @@ import sqlite3
 
 from ...indexer.timestamps import now_iso
 
-# 2: facts_fts, the keyword index over fact text; 3: several logs, claimed ids, the line each fact came from
-SCHEMA_VERSION = 3
+# 2: facts_fts, the keyword index over fact text; 3: several logs, claimed ids, the line each fact came from;
+# 4: call_keys
+SCHEMA_VERSION = 4
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -51,6 +52,11 @@ CREATE INDEX IF NOT EXISTS line_homes_copies ON line_homes(in_log) WHERE in_log 
 CREATE TABLE IF NOT EXISTS log_reads (
     name TEXT PRIMARY KEY, offset INTEGER NOT NULL, lines INTEGER NOT NULL, head TEXT NOT NULL,
     sha TEXT NOT NULL, stat TEXT NOT NULL
+);
+-- the idempotency key of the call that wrote each fact (docs/protocol.md §3.2)
+CREATE TABLE IF NOT EXISTS call_keys (
+    key TEXT PRIMARY KEY,
+    fact_id INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS fact_vectors (
     id INTEGER PRIMARY KEY,

@@ -79,7 +79,7 @@ class FactsStore(Projection):
                 # (fact vectors stay: each is keyed by model and text, so a stale one is never used)
                 self.db.executescript("DROP TABLE facts; DROP TABLE meta; DROP TABLE facts_fts; "
                                       "DROP TABLE claimed_ids; DROP TABLE fact_lines; DROP TABLE pending_expires; "
-                                      "DROP TABLE log_reads; DROP TABLE line_homes;")
+                                      "DROP TABLE log_reads; DROP TABLE line_homes; DROP TABLE IF EXISTS call_keys;")
                 self.db.executescript(SCHEMA)
             self._set_meta("schema_version", str(SCHEMA_VERSION))
 
@@ -218,8 +218,12 @@ class FactsStore(Projection):
 
     def insert(self, *, fact: str, kind: str, entity_slug: str | None, visibility: str, source: str,
                valid_until: str | None, source_session: str | None = None, context: str | None = None,
-               supersede: int | None = None, now: str | None = None) -> int:
-        """Record a new fact (and, atomically, the expiry of the one it supersedes)."""
+               supersede: int | None = None, now: str | None = None, call_key: str | None = None) -> int:
+        """Record a new fact (and, atomically, the expiry of the one it supersedes).
+
+        `call_key` is the idempotency key of the call that wrote it, kept in
+        the log so that a retry finds it after any restart (`by_call_key`).
+        """
         ts = now or now_iso()
 
         def build() -> list[dict]:
@@ -230,6 +234,8 @@ class FactsStore(Projection):
                 "source_session": source_session, "context": context, "confidence": 1.0,
                 "notability": "medium", "valid_from": ts, "valid_until": valid_until,
             }]
+            if call_key is not None:
+                records[0]["call_key"] = call_key
             if supersede is not None:
                 records.append({"op": "expire", "id": supersede, "ts": ts,
                                 "reason": f"superseded by fact #{fid}", "superseded_by": fid})
@@ -297,6 +303,18 @@ class FactsStore(Projection):
         rows = self.query(["entity_slug = ?", "norm = ?"], [entity_slug, normalize_text(text)], "id", 1,
                           world_only=world_only)
         return rows[0] if rows else None
+
+    def by_call_key(self, key: str) -> sqlite3.Row | None:
+        """The fact a call with this idempotency key wrote, expired or not."""
+        with self.lock:
+            self.catch_up()  # the key may be in lines another process appended
+            row = self.db.execute("SELECT fact_id FROM call_keys WHERE key=?", (key,)).fetchone()
+            return self.get(row[0]) if row else None
+
+    def supersedes(self, fid: int) -> bool:
+        """Whether fact `fid` expired another when it was written."""
+        with self.lock:
+            return self.db.execute("SELECT 1 FROM facts WHERE superseded_by=? LIMIT 1", (fid,)).fetchone() is not None
 
     def hot(self, session_id: str | None, world_only: bool, limit: int = 10) -> list[sqlite3.Row]:
         if session_id:

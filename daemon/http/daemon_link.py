@@ -82,8 +82,9 @@ class DaemonLink:
     def in_flight(self) -> int:
         return len(self._pending)
 
-    async def send(self, name: str, arguments) -> tuple[dict, bool]:
-        """One tools/call; raises DaemonCallError when the daemon does not answer."""
+    async def send(self, name: str, arguments, meta: dict | None = None) -> tuple[dict, bool]:
+        """One tools/call (with the client's `_meta`, when it carried one we keep);
+        raises DaemonCallError when the daemon does not answer."""
         if not self.alive:
             raise DaemonCallError("the connection to the daemon is closed")
         rid = next(self._ids)
@@ -91,8 +92,10 @@ class DaemonLink:
         self._pending[rid] = answer
         self.last_used = time.monotonic()
         try:
-            self._writer.write(json_line({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
-                                          "params": {"name": name, "arguments": arguments}}))
+            params = {"name": name, "arguments": arguments}
+            if meta:
+                params["_meta"] = meta
+            self._writer.write(json_line({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}))
             async with asyncio.timeout(CALL_TIMEOUT_S):
                 msg = await answer
         finally:
@@ -158,8 +161,9 @@ class DaemonLinks:
         self._opening: asyncio.Lock | None = None  # made on first use, on the server's loop
         self.opened = 0  # connections made so far (tests and benches read it)
 
-    async def send(self, session: str | None, preamble: dict, name: str, arguments) -> tuple[dict, bool]:
-        return await (await self._link(session, preamble)).send(name, arguments)
+    async def send(self, session: str | None, preamble: dict, name: str, arguments,
+                   meta: dict | None = None) -> tuple[dict, bool]:
+        return await (await self._link(session, preamble)).send(name, arguments, meta)
 
     async def _link(self, session: str | None, preamble: dict) -> DaemonLink:
         key = (session, json.dumps(preamble, sort_keys=True))

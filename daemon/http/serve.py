@@ -28,7 +28,7 @@ import logging
 import sys
 from pathlib import Path
 
-from ..protocol.caller import Caller
+from ..protocol.caller import IDEMPOTENCY_META, Caller
 from ..protocol.errors import Unavailable
 
 log = logging.getLogger("brain.http")
@@ -95,7 +95,9 @@ def daemon_sender(places, vault: Path):
         preamble = {"surface": caller.surface, "lane": "remote", "client": "brain-http",
                     "transport": "http", "client_id": caller.client_id, "read_only": not caller.can_write}
         try:
-            return await links.send(caller.session, preamble, name, arguments)
+            # the idempotency key travels on, so a retried write runs once (docs/protocol.md §3.2)
+            meta = {IDEMPOTENCY_META: caller.idempotency_key} if caller.idempotency_key is not None else None
+            return await links.send(caller.session, preamble, name, arguments, meta)
         except (DaemonCallError, DaemonStartError, OSError) as e:
             log.warning("call %s failed to reach the daemon: %s", name, e)
             return Unavailable(

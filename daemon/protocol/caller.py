@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+# the MCP `_meta` key of a tools/call that carries its idempotency key (docs/protocol.md §3.2)
+IDEMPOTENCY_META = "brain/idempotency_key"
 
 
 @dataclass(frozen=True)
@@ -19,6 +22,14 @@ class Caller:
     can_write: bool = True
     # the HTTP session a call arrived on (one daemon connection each); not identity
     session: str | None = field(default=None, compare=False)
+    # the call's idempotency key, as the client sent it in `_meta`: a retry
+    # of a write with the same key runs once (docs/protocol.md §3.2); not identity
+    idempotency_key: object = field(default=None, compare=False)
+
+    def for_call(self, meta) -> "Caller":
+        """This caller, making one call whose MCP `_meta` is `meta`."""
+        key = meta.get(IDEMPOTENCY_META) if isinstance(meta, dict) else None
+        return self if key is None else replace(self, idempotency_key=key)
 
     @classmethod
     def local(cls, transport: str = "inproc") -> "Caller":

@@ -194,7 +194,7 @@ def build_server(
         return {"tools": listings[key]}
 
     async def on_call_tool(ctx, params: types.CallToolRequestParams) -> dict:
-        caller = caller_for(ctx)
+        caller = caller_for(ctx).for_call(params.meta)
         # `arguments` is whatever the client sent; dispatch validates it
         if call_is_async:  # it only waits on a socket (the HTTP front end): no worker thread
             body, is_error = await call(params.name, params.arguments, caller)

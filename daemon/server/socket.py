@@ -3,12 +3,14 @@
 A client opens the socket and sends one JSON line
 
     {"surface": "verbs|starter|full", "lane": "local|remote", "client": "<name>",
-     "vault": {"dev": <int>, "ino": <int>}}
+     "client_id": "<id>", "vault": {"dev": <int>, "ino": <int>}}
 
 and then speaks MCP (newline-delimited JSON-RPC) on the same connection. The
 local lane is trusted (private facts visible) and is granted only when the
 peer's uid, read from the kernel (SO_PEERCRED), is ours; any other claim
-becomes the remote lane. A client that skips the preamble and opens with a
+becomes the remote lane. `client_id` gives the client its own delta
+cursors and idempotency keys; without one it shares `remote` with every
+other client that has none. A client that skips the preamble and opens with a
 JSON-RPC message is served as remote on the default surface. A preamble
 that names a vault folder (`vault`: device and inode of its real path) gets
 one line back before anything else: `{"brain_daemon": {vault, dev, ino, pid,
@@ -29,6 +31,7 @@ import logging
 import os
 import socket
 import struct
+from collections import OrderedDict
 
 import anyio
 import mcp_types as types
@@ -51,6 +54,8 @@ PREAMBLE_TIMEOUT_S = 30.0
 READ_CHUNK = 256 * 1024
 # after a client half-closes, how long its unanswered requests may still run
 HALF_CLOSE_GRACE_S = 600.0
+# SDK Servers kept for reuse, one per recent caller
+MAX_CACHED_SERVERS = 64
 
 
 def peer_uid(stream) -> int | None:
@@ -70,13 +75,21 @@ def caller_from_preamble(pre: dict, uid: int | None, default_surface: str) -> Ca
     if surface not in SURFACES:
         raise ValueError(f"unknown surface {surface!r}; use one of {', '.join(SURFACES)}")
     transport = pre.get("transport") if pre.get("transport") in ("stdio", "http") else "socket"
+    claimed = pre.get("client_id")
+    claimed = claimed.strip() if isinstance(claimed, str) else ""
     if pre.get("lane") == "local" and uid is not None and uid == os.getuid():
-        return Caller(remote=False, client_id="local", transport=transport, surface=surface)
-    # the HTTP front end forwards its token's name (delta cursor namespace)
-    # and scope; a claim can only narrow (read_only), never grant trust
-    client_id = pre.get("client_id")
-    if not isinstance(client_id, str) or not client_id.strip() or client_id == "local":
+        return Caller(remote=False, client_id=f"local:{claimed}" if claimed else "local",
+                      transport=transport, surface=surface)
+    # the client id names the caller's delta cursors and idempotency keys
+    # (docs/protocol.md §3.7): the HTTP front end forwards its token's name,
+    # any other client its own id, kept apart from token names by the
+    # transport; a claim can only narrow (read_only), never grant trust
+    if not claimed or claimed == "local":
         client_id = "remote"
+    elif transport == "http":
+        client_id = claimed
+    else:
+        client_id = f"{transport}:{claimed}"
     return Caller(remote=True, client_id=client_id, transport=transport, surface=surface,
                   can_write=pre.get("read_only") is not True)
 
@@ -94,18 +107,25 @@ class SocketServer:
         self.default_surface = default_surface
         self.limiter: anyio.CapacityLimiter | None = None
         self.slow_limiter: anyio.CapacityLimiter | None = None
-        self._servers: dict[Caller, object] = {}
+        # the most recently used callers' SDK Servers (see server_for)
+        self._servers: OrderedDict[Caller, object] = OrderedDict()
         # each open connection's requests not yet answered (see unanswered())
         self._unanswered: list[set] = []
 
     def server_for(self, caller: Caller):
         # one SDK Server per distinct caller: the Server itself is stateless
         # across connections, so sessions with the same caller share it
+        # across connections, so sessions with the same caller share it; each
+        # relay has its own client id, so only the recent ones are kept (a
+        # session holds its own reference)
         srv = self._servers.get(caller)
         if srv is None:
             srv = build_server(self.call, fixed_caller(caller), limiter=self.limiter,
                                slow_limiter=self.slow_limiter)
             self._servers[caller] = srv
+            while len(self._servers) > MAX_CACHED_SERVERS:
+                self._servers.popitem(last=False)
+        self._servers.move_to_end(caller)
         return srv
 
     def vault_reply(self, claim) -> tuple[bytes, bool]:

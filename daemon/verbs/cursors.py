@@ -5,7 +5,8 @@ per stream: pages by (updated_at, slug) and facts by (created_at, id), so a
 wake that had to stop early (page cap, fact cap, budget) resumes exactly
 where delivery stopped. Last writer wins. Rows idle for more than 7 days are
 removed when the store opens and on every first wake; each client keeps at
-most 1,000 rows, oldest evicted.
+most 1,000 rows, oldest evicted, and past 50,000 rows in all the client
+holding the most loses its oldest: no client's burst evicts another's.
 
 Everything here fails open: a broken or unwritable store makes delta behave
 as if no cursor existed, never makes it fail.
@@ -31,6 +32,8 @@ SOURCE = "default"
 MAX_KEY = 200
 IDLE_DAYS = 7
 MAX_ROWS_PER_CLIENT = 1000
+# all clients together; past it, the client with the most rows loses its oldest
+MAX_ROWS_TOTAL = 50_000
 FILE_NAME = "delta_cursors.sqlite"
 
 _SCHEMA = """
@@ -68,12 +71,14 @@ def bounded(value: str) -> str:
 
 
 def client_of(caller: Caller) -> str:
-    """The cursor namespace: "local" only for the trusted lane; a remote caller
-    without its own id is "remote", and can never claim "local"."""
-    if not caller.remote:
-        return "local"
+    """The cursor namespace: "local" (or "local:<id>") only for the trusted
+    lane; a remote caller without its own id is "remote", and can never
+    claim a local namespace."""
     cid = bounded((caller.client_id or "").strip())
-    return cid if cid and cid != "local" else "remote"
+    local = cid == "local" or cid.startswith("local:")
+    if not caller.remote:
+        return cid if local else "local"
+    return cid if cid and not local else "remote"
 
 
 class CursorStore:
@@ -125,6 +130,7 @@ class CursorStore:
                     "AND client_id = ? ORDER BY touched_at DESC LIMIT -1 OFFSET ?)",
                     (source, client_id, MAX_ROWS_PER_CLIENT),
                 )
+                self._cap_total(db)
             return True
         except (sqlite3.Error, OSError):
             log.warning("delta cursor store unwritable (%s); the cursor was not saved", self.path, exc_info=True)
@@ -148,6 +154,24 @@ class CursorStore:
             return self._conn().execute(
                 "SELECT COUNT(*) FROM cursors WHERE source = ? AND client_id = ?", (source, client_id)
             ).fetchone()[0]
+
+    @staticmethod
+    def _cap_total(db: sqlite3.Connection) -> None:
+        """Keep the store under MAX_ROWS_TOTAL however many clients there are.
+
+        The rows go from whichever client holds the most, so a flood spread
+        over many client ids still evicts only the flooders' own cursors.
+        """
+        over = db.execute("SELECT COUNT(*) FROM cursors").fetchone()[0] - MAX_ROWS_TOTAL
+        while over > 0:
+            source, biggest, held = db.execute(
+                "SELECT source, client_id, COUNT(*) AS n FROM cursors GROUP BY source, client_id "
+                "ORDER BY n DESC LIMIT 1").fetchone()
+            cut = min(over, max(1, held - 1))
+            db.execute(
+                "DELETE FROM cursors WHERE rowid IN (SELECT rowid FROM cursors WHERE source = ? AND client_id = ? "
+                "ORDER BY touched_at LIMIT ?)", (source, biggest, cut))
+            over -= cut
 
     @staticmethod
     def _gc(db: sqlite3.Connection) -> int:

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from ..protocol.caller import Caller
+from ..protocol.caller import IDEMPOTENCY_META, Caller
 from ..protocol.errors import InvalidParams, ProvenanceRequired
 from ..protocol.version import PROTOCOL_VERSION
 from ..protocol.limits import MAX_PROVENANCE_CHARS
 from ..protocol.timeparse import parse_ttl
+from ..facts.specifics import differ_in_specifics
+from ..facts.store import normalize_text
+from .cursors import client_of
 
 # cosine at or above which two facts about one entity are the same claim
 DEDUP_THRESHOLD = 0.95
+# an idempotency key is a client's name for one call, not a document
+MAX_CALL_KEY_CHARS = 200
 
 
 def remember(engine, args: dict, caller: Caller) -> dict:
@@ -41,6 +46,8 @@ def remember(engine, args: dict, caller: Caller) -> dict:
     session = args.get("session_id")
     session = session if isinstance(session, str) and session else None
 
+    call_key = _call_key(caller)
+
     if args.get("dry_run") is True:
         return {
             "dry_run": True,
@@ -51,6 +58,10 @@ def remember(engine, args: dict, caller: Caller) -> dict:
         }
 
     with engine.facts.lock:
+        if call_key is not None:
+            done = engine.facts.by_call_key(call_key)
+            if done is not None:
+                return _replay(engine, done, fact)
         verdict = _dedup(engine, fact, kind, entity_slug, caller)
         if verdict and verdict[0] == "duplicate":
             existing = verdict[1]
@@ -58,11 +69,40 @@ def remember(engine, args: dict, caller: Caller) -> dict:
         supersede = verdict[1]["id"] if verdict and verdict[0] == "superseded" else None
         fid = engine.facts.insert(
             fact=fact, kind=kind, entity_slug=entity_slug, visibility=visibility, source=provenance,
-            valid_until=valid_until, source_session=session, supersede=supersede,
+            valid_until=valid_until, source_session=session, supersede=supersede, call_key=call_key,
         )
         degraded = verdict[2] if verdict else engine.dedup_degraded()
         engine.on_fact_insert(fid, fact)
     return _response(fid, "superseded" if supersede else "inserted", entity_slug, valid_until, degraded)
+
+
+def _call_key(caller: Caller) -> str | None:
+    """The call's idempotency key, scoped to its caller's namespace, or None.
+
+    Scoped, so that two clients that each count their calls 1, 2, 3 never
+    meet: a key only ever finds a fact its own caller wrote.
+    """
+    key = caller.idempotency_key
+    if key is None:
+        return None
+    if not isinstance(key, str) or not key.strip() or len(key) > MAX_CALL_KEY_CHARS:
+        raise InvalidParams(
+            f"_meta {IDEMPOTENCY_META} must be a non-empty string of at most {MAX_CALL_KEY_CHARS} characters.",
+            "Send one fresh key per logical call (a UUID does) and the same key again only when retrying "
+            "that call; or leave it out.",
+        )
+    return f"{client_of(caller)} {key.strip()}"
+
+
+def _replay(engine, row, fact: str) -> dict:
+    """The answer the call with this key got the first time it ran."""
+    if normalize_text(row["fact"]) != normalize_text(fact):
+        raise InvalidParams(
+            f"this idempotency key already saved a different fact (#{row['id']}).",
+            f"Send a new _meta {IDEMPOTENCY_META} for a new fact; reuse a key only to retry the same call.",
+        )
+    status = "superseded" if engine.facts.supersedes(row["id"]) else "inserted"
+    return _response(row["id"], status, row["entity_slug"], row["valid_until"], engine.dedup_degraded())
 
 
 def _dedup(engine, fact: str, kind: str, entity_slug: str | None, caller: Caller):
@@ -80,6 +120,8 @@ def _dedup(engine, fact: str, kind: str, entity_slug: str | None, caller: Caller
     similar = engine.fact_similarity(entity_slug, fact, world_only=caller.remote)  # None without a model
     if similar is not None and similar[1] >= DEDUP_THRESHOLD:
         row = similar[0]
+        if differ_in_specifics(row["fact"], fact):
+            return None  # another date, amount or name: another fact, however alike the sentences
         if row["kind"] == kind:
             return ("superseded", row, degraded)
         return ("duplicate", row, degraded)
