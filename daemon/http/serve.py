@@ -41,6 +41,8 @@ def _explaining_auth(app) -> None:
     """Give the SDK's 401/403 on /mcp our message and fix next to the OAuth error (docs/protocol.md §11)."""
     from mcp.server.auth.middleware.bearer_auth import RequireAuthMiddleware
 
+    from .wire_check import CheckedBodies
+
     class ExplainingRequireAuth(RequireAuthMiddleware):
         async def _send_auth_error(self, send, status_code: int, error: str, description: str) -> None:
             www = f'Bearer error="{error}", error_description="{description}"'
@@ -61,7 +63,7 @@ def _explaining_auth(app) -> None:
     for route in app.router.routes:
         gate = getattr(route, "app", None)
         if getattr(route, "path", None) == MCP_PATH and isinstance(gate, RequireAuthMiddleware):
-            route.app = ExplainingRequireAuth(gate.app, gate.required_scopes, gate.resource_metadata_url)
+            route.app = ExplainingRequireAuth(CheckedBodies(gate.app), gate.required_scopes, gate.resource_metadata_url)
 
 
 def caller_for_request(ctx, ceiling: str) -> Caller:
