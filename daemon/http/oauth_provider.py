@@ -144,6 +144,12 @@ class BrainTokenVerifier:
         self.store = store
 
     async def verify_token(self, token: str) -> BrainAccess | None:
+        return self.known(token)
+
+    def known(self, token: str | None) -> BrainAccess | None:
+        """The caller a credential stands for, or None; synchronous, for the connection limits too."""
+        if not token:
+            return None
         found = self.tokens.check(token)
         if found is not None:
             return BrainAccess(token=token, client_id=f"token:{found.name}", kind="token", name=found.name,
