@@ -231,6 +231,10 @@ def build_app(places, vault: Path, surface: str, host: str, call=None, base_url:
         custom_starlette_routes=routes,
     )
     _explaining_auth(app)
+    if base_url:
+        from .oauth_guard import guard_oauth_endpoints
+
+        guard_oauth_endpoints(app, security_settings(host))
     # the connection limits classify each request by the same check (limits.py)
     app.state.credential_ok = verifier.known
     return app
