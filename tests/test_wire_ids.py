@@ -116,3 +116,27 @@ def test_deep_arguments_are_invalid_params_over_http_as_on_the_socket(http, daem
         assert status == 400 and over_http == on_socket, (depth, over_http, on_socket)
         assert over_http["error"]["code"] == -32602 and "levels deep" in over_http["error"]["message"]
     s.close()
+
+
+def test_every_invalid_id_is_answered_without_a_daemon(configured):
+    proc = subprocess.Popen([BRAIN, "serve", "--no-daemon"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, env=child_env())
+    try:
+        proc.stdin.write(json.dumps(INIT).encode() + b"\n" + json.dumps(INITIALIZED).encode() + b"\n")
+        proc.stdin.flush()
+        assert _read_within(proc, 60)["id"] == 1
+        for raw in BAD_IDS:
+            proc.stdin.write(_whoami(raw) + b"\n")
+            proc.stdin.flush()
+            msg = _read_within(proc, 20)
+            assert msg["id"] is None and msg["error"]["code"] == -32600, (raw, msg)
+        deep = (b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"recall","arguments":{"x":'
+                + b"[" * 300 + b"]" * 300 + b"}}}\n")
+        proc.stdin.write(deep + json.dumps(tool_call(6, "whoami", {})).encode() + b"\n")
+        proc.stdin.flush()
+        assert _read_within(proc, 20)["error"]["code"] == -32602
+        assert call_text(_read_within(proc, 20))["transport"] == "stdio"
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=20)
+        proc.stdout.close()
