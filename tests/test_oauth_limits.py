@@ -78,3 +78,45 @@ def test_a_registration_flood_is_rate_limited_and_capped(http_url, places):
     assert len(clients) <= min(BURST + 2, MAX_CLIENTS)
     # every registration nobody approved carries an expiry
     assert all("expires_at" in c for c in clients.values())
+
+
+def test_authorize_past_the_waiting_cap_is_temporarily_unavailable(places):
+    from mcp.server.auth.provider import AuthorizationParams, AuthorizeError
+    from mcp.shared.auth import OAuthClientInformationFull
+
+    from brain.daemon.http.oauth_provider import BrainOAuthProvider
+    from brain.daemon.http.oauth_store import MAX_PENDING, OAuthStore
+
+    store = OAuthStore(places)
+    provider = BrainOAuthProvider(store, "http://127.0.0.1:1", say=lambda msg: None)
+    client = OAuthClientInformationFull(client_id="c1", redirect_uris=["http://127.0.0.1:9/cb"],
+                                        token_endpoint_auth_method="none")
+    anyio.run(provider.register_client, client)
+    params = AuthorizationParams(state="s", scopes=["read"], code_challenge="x" * 43,
+                                 redirect_uri="http://127.0.0.1:9/cb", redirect_uri_provided_explicitly=True)
+    for _ in range(MAX_PENDING):
+        anyio.run(provider.authorize, client, params)
+    with pytest.raises(AuthorizeError) as refused:
+        anyio.run(provider.authorize, client, params)
+    assert refused.value.error == "temporarily_unavailable" and "brain auth pending" in refused.value.error_description
+    assert len(store.snapshot()["pending"]) == MAX_PENDING
+
+
+def test_registration_past_the_client_cap_says_how_to_free_room(places):
+    from mcp.server.auth.provider import RegistrationError
+    from mcp.shared.auth import OAuthClientInformationFull
+
+    from brain.daemon.http.oauth_provider import BrainOAuthProvider
+    from brain.daemon.http.oauth_store import MAX_CLIENTS, OAuthStore
+
+    store = OAuthStore(places)
+    for i in range(MAX_CLIENTS):
+        store.add_client(f"c{i}", "x", {})
+    provider = BrainOAuthProvider(store, "http://127.0.0.1:1", say=lambda msg: None)
+    client = OAuthClientInformationFull(client_id="late", redirect_uris=["http://127.0.0.1:9/cb"],
+                                        token_endpoint_auth_method="none")
+    with pytest.raises(RegistrationError) as refused:
+        anyio.run(provider.register_client, client)
+    assert str(MAX_CLIENTS) in refused.value.error_description
+    assert "brain auth revoke-client" in refused.value.error_description
+    assert "late" not in store.snapshot()["clients"]
