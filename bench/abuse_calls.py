@@ -4,7 +4,7 @@
 
 - retry duplicates: MCP hosts talk to the real `brain serve` relay; bursts
   of `remember` (no entity) are in flight when the daemon is killed -9 the
-  moment the first of them reaches facts.jsonl. Every call answered "retry"
+  moment the first of them reaches the facts log. Every call answered "retry"
   is sent again, as a host does. A fact whose insert line appears twice in
   the log was written twice (broke).
 - cursor flood: two hosts, each through its own `brain serve`; the quiet one
@@ -118,11 +118,11 @@ class _Brain:
         return None
 
     def log_inserts(self) -> list[str]:
-        path = self.vault / ".brain" / "facts.jsonl"
-        if not path.exists():
-            return []
+        # every facts log: the shared one of older versions and each device's (docs/architecture.md)
+        brain_dir = self.vault / ".brain"
+        paths = [p for p in [brain_dir / "facts.jsonl", *sorted((brain_dir / "facts").glob("*.jsonl"))] if p.is_file()]
         out = []
-        for line in path.read_text().splitlines():
+        for line in (ln for p in paths for ln in p.read_text().splitlines()):
             try:
                 rec = json.loads(line)
             except ValueError:

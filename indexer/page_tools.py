@@ -7,6 +7,7 @@ pages; refusals are PageWriteError with the reason and the fix.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
 import time
@@ -16,7 +17,7 @@ from .brain_folder import BrainFolderError, brain_folder
 from .frontmatter import page_visibility, split_frontmatter
 from .parse import parse_page
 from .atomic_files import write_atomic
-from .vault_files import PageWriteError, check_size, check_slug, content_hash, read_bytes
+from .vault_files import PageWriteError, check_path_length, check_size, check_slug, content_hash, read_bytes
 from .table_writes import iso_ns
 from .scan import IGNORE_FILE, MAX_PAGE_BYTES, classify, page_path, stat_page
 from .slugs import path_to_slug
@@ -58,6 +59,7 @@ class PageOps:
         with self._lock:
             row = self.db.execute("SELECT path, visibility FROM pages WHERE slug = ?", (slug,)).fetchone()
             rel = row["path"] if row else f"{slug}.md"
+            check_path_length(self.vault, rel)
             kind = classify(rel, self.rules)
             if kind == "conflict":
                 raise PageWriteError("ignored", f"{rel} is named like a sync-conflict copy, which is never indexed.",
@@ -100,8 +102,15 @@ class PageOps:
             except (IsADirectoryError, NotADirectoryError, FileExistsError) as e:
                 # a folder named like the page file, or a file named like one of its folders
                 raise PageWriteError("invalid_slug", f"{rel} cannot be written: {e.strerror or e} "
-                                                     f"({e.filename or path}).",
+                                                     f"({_in_vault(self.vault, e.filename or path)}).",
                                      "Rename the file or folder that is in the way, or choose another slug.") from None
+            except OSError as e:
+                if e.errno != errno.ENAMETOOLONG:
+                    raise
+                # a file system with shorter limits than the checks above assume: say so without server paths
+                raise PageWriteError("invalid_slug", f"the file system refused the page's name as too long "
+                                                     f"({len(rel.encode())} bytes for {rel!r}).",
+                                     "Use a shorter slug (fewer or shorter folders).") from None
             # the link's target may be a page of its own
             target = Path(real).relative_to(Path(self.vault).resolve()).as_posix()
             self.apply(paths=list(dict.fromkeys([rel, target])))
@@ -201,6 +210,14 @@ def world_writable(raw: bytes) -> bool:
     if len(raw) > MAX_PAGE_BYTES or b"\x00" in raw[:8192]:
         return False
     return page_visibility(split_frontmatter(raw.decode("utf-8", "replace")))[0] == "world"
+
+
+def _in_vault(vault: Path, where) -> str:
+    """A path as the vault-relative name a remote caller may see (never the server's absolute path)."""
+    try:
+        return Path(where).resolve().relative_to(Path(vault).resolve()).as_posix()
+    except (ValueError, OSError):
+        return Path(where).name
 
 
 def _held_name(stamp: str, slug: str) -> str:

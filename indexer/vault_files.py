@@ -16,6 +16,12 @@ from .scan import MAX_PAGE_BYTES
 from .slugs import path_to_slug
 
 MAX_SLUG_CHARS = 255
+# a file name is at most 255 bytes on common file systems, and a page is
+# written through a temp file named `.<slug's last segment>.md.XXXXXXXX.tmp`
+# beside it (atomic_files): 1 + 3 + 9 + 4 bytes more than the segment
+MAX_SEGMENT_BYTES = 255 - len(".") - len(".md") - len(".XXXXXXXX") - len(".tmp")
+# the whole path of that temp file must stay under PATH_MAX (4096 on Linux)
+MAX_PATH_BYTES = 4095
 
 
 def _segment_ok(seg: str) -> bool:
@@ -69,6 +75,13 @@ def check_slug(slug) -> str:
     if len(slug) > MAX_SLUG_CHARS:
         raise PageWriteError("invalid_slug", f"slug is {len(slug)} characters; the limit is {MAX_SLUG_CHARS}.",
                              "Use a shorter page name.")
+    long = next((p for p in parts if len(p.encode("utf-8", "surrogatepass")) > MAX_SEGMENT_BYTES), None)
+    if long is not None:
+        size = len(long.encode("utf-8", "surrogatepass"))
+        raise PageWriteError("invalid_slug", f"slug segment {long[:40]!r}… is {size} bytes in UTF-8; each "
+                                             f"segment is limited to {MAX_SEGMENT_BYTES} bytes (a file name's "
+                                             "limit, less room for the page's temporary file).",
+                             "Use a shorter name for that folder or page, or split it into folders.")
     bad = [p for p in parts if not _segment_ok(p)]
     if bad:
         raise PageWriteError(
@@ -80,6 +93,16 @@ def check_slug(slug) -> str:
         raise PageWriteError("invalid_slug", f"slug {slug!r} is not in canonical form (lowercase).",
                              f"Use \"{canonical}\"; that is the slug the page would be found by.")
     return slug
+
+
+def check_path_length(vault: Path, rel: str) -> None:
+    """Refuse a page whose temp file's absolute path would pass PATH_MAX; the message names no server path."""
+    slug_part = len(rel.encode("utf-8", "surrogatepass"))
+    size = len(str(vault).encode("utf-8", "surrogatepass")) + 1 + slug_part + len(".XXXXXXXX.tmp") + 1
+    if size > MAX_PATH_BYTES:
+        raise PageWriteError("invalid_slug", f"the page's path on the server would be {size} bytes, past the "
+                                             f"file system's limit of {MAX_PATH_BYTES}; the slug takes "
+                                             f"{slug_part} of them.", "Use a shorter slug (fewer or shorter folders).")
 
 
 def check_size(data: bytes) -> None:

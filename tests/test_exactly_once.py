@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import call
+from conftest import call, facts_log_lines
 from daemon_fixtures import (  # noqa: F401  (fixtures)
     INIT, INITIALIZED, call_text, configured, daemon, raw_connect, read_until_id, reaper, send_lines,
     small_vault, tool_call,
@@ -33,8 +33,7 @@ def _keyed(rid, args: dict, key) -> dict:
 
 
 def _log_facts(vault) -> list[str]:
-    path = vault / ".brain" / "facts.jsonl"
-    lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    lines = [json.loads(x) for x in facts_log_lines(vault) if x.strip()]
     return [r["fact"] for r in lines if r.get("op") == "insert"]
 
 

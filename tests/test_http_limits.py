@@ -88,3 +88,67 @@ def test_a_client_leaving_mid_body_is_one_log_line(server):
     err = proc.stderr.read()
     assert "Traceback" not in err and "ClientDisconnect" not in err, err
     assert err.count("went away in the middle of a request body") == 3, err
+
+
+def _drained_and_closed(s: socket.socket) -> bool:
+    """True when the server closed the connection (after whatever answer it sent first)."""
+    s.setblocking(False)
+    try:
+        while True:
+            if s.recv(65536) == b"":
+                return True
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
+def _hold_slow_bodies(port: int, count: int, stop) -> list[socket.socket]:
+    """`count` connections that send headers without a valid credential, then a body one byte at a time."""
+    held = []
+    for _ in range(count):
+        s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        s.sendall(_post_head(port, "not-a-token", 100000) + b'{"jsonrpc"')
+        held.append(s)
+
+    def dribble() -> None:
+        while not stop.wait(1.0):
+            for s in held:
+                try:
+                    s.sendall(b" ")
+                except OSError:
+                    pass
+
+    import threading
+
+    threading.Thread(target=dribble, daemon=True).start()
+    return held
+
+
+def test_unauthenticated_slow_bodies_never_starve_authenticated_calls(server):
+    import threading
+
+    from brain.daemon.http.limits import UNAUTHENTICATED_SLOTS
+
+    proc, url, token = server
+    port = _port(url)
+    stop = threading.Event()
+    held = _hold_slow_bodies(port, MAX_CONNECTIONS + 30, stop)
+    try:
+        time.sleep(2.0)
+        auth = {**MCP_HEADERS, "Authorization": f"Bearer {token}"}
+        failures = 0
+        for _ in range(30):
+            try:
+                ok = _http("POST", url, auth, INIT_BODY).status_code == 200
+            except OSError:
+                ok = False
+            failures += not ok
+        assert failures == 0
+        # past their budget the oldest unauthenticated requests were closed
+        open_ones = sum(not _drained_and_closed(s) for s in held)
+        assert open_ones <= UNAUTHENTICATED_SLOTS, open_ones
+    finally:
+        stop.set()
+        for s in held:
+            s.close()

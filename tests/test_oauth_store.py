@@ -1,7 +1,10 @@
 """The OAuth store's refresh-token rotation, on its real file: a spent refresh token
-presented again revokes its grant, also when two presentations race past the lookup."""
+presented again revokes its grant, also when two presentations race past the lookup; and the
+bounds on what strangers can make it hold."""
 
 from __future__ import annotations
+
+import time
 
 import pytest
 
@@ -42,3 +45,35 @@ def test_other_grants_of_the_client_survive_a_replay(places):
     store.issue("c1", ["read"], None, family=family, spend_refresh=refresh)
     assert store.replayed(refresh)
     assert store.grant("access", other_access) is not None
+
+
+def test_registered_clients_and_waiting_requests_are_capped(places):
+    from brain.daemon.http.oauth_store import MAX_CLIENTS, MAX_PENDING, OAuthStoreFull
+
+    store = OAuthStore(places)
+    for i in range(MAX_CLIENTS):
+        store.add_client(f"c{i}", f"client {i}", {})
+    with pytest.raises(OAuthStoreFull) as full:
+        store.add_client("one-more", "x", {})
+    assert "revoke-client" in full.value.fix
+    for _ in range(MAX_PENDING):
+        store.add_pending("c0", {"scopes": ["read"]})
+    with pytest.raises(OAuthStoreFull) as waiting:
+        store.add_pending("c1", {"scopes": ["read"]})
+    assert "brain auth pending" in waiting.value.fix
+    assert len(store.snapshot()["clients"]) == MAX_CLIENTS and len(store.snapshot()["pending"]) == MAX_PENDING
+
+
+def test_a_registration_never_approved_expires_and_an_approved_one_stays(places):
+    store = OAuthStore(places)
+    store.add_client("never", "never approved", {})
+    store.add_client("kept", "approved", {})
+    _rid, code = store.add_pending("kept", {"scopes": ["read"]})
+    assert store.approve(code) is not None
+    with store.edit() as d:   # a day passes for both registrations
+        for row in d["clients"].values():
+            if "expires_at" in row:
+                row["expires_at"] = time.time() - 1
+    with store.edit():
+        pass
+    assert set(store.snapshot()["clients"]) == {"kept"}

@@ -45,13 +45,13 @@ def test_unparseable_lines_are_answered_with_their_id(daemon):
     for depth, rid in ((300, 7), (1100, 8)):
         s.sendall(_call(rid, "recall", b'{"x":' + b"[" * depth + b"]" * depth + b"}"))
         deep = read_until_id(s, rid)["error"]
-        assert deep["code"] == -32600 and "levels deep" in deep["message"]
+        assert deep["code"] == -32602 and "levels deep" in deep["message"]
     s.sendall(_call(9, "recall", b'{"grep":"\\ud800"}'))
     lone = read_until_id(s, 9)["error"]
     assert "surrogate" in lone["message"] and "params.arguments.grep" in lone["message"]
     # an id after a deep nested member is still found (it is read from the raw bytes)
     s.sendall(b'{"jsonrpc":"2.0","method":"tools/call","params":{"a":' + b"[" * 500 + b"]" * 500 + b'},"id":"late"}\n')
-    assert read_until_id(s, "late")["error"]["code"] == -32600
+    assert read_until_id(s, "late")["error"]["code"] == -32602
     send_lines(s, tool_call(10, "whoami", {}))
     assert call_text(read_until_id(s, 10))["lane"] == "remote"
     s.close()
@@ -119,7 +119,7 @@ def test_the_relay_survives_deep_nesting_and_large_messages(daemon):
         _relay_read(proc, 1)
         proc.stdin.write(_call(2, "recall", b'{"x":' + b"[" * 1100 + b"]" * 1100 + b"}"))
         proc.stdin.flush()
-        assert _relay_read(proc, 2)["error"]["code"] == -32600
+        assert _relay_read(proc, 2)["error"]["code"] == -32602
         # a message well past 64 KB: answered, and the connection stays
         page = "# Big\n\n" + "word " * 40000
         proc.stdin.write(json.dumps(tool_call(3, "put_page", {"slug": "notes/big", "content": page})).encode() + b"\n")

@@ -24,13 +24,16 @@ from mcp.server.auth.provider import (
     AccessToken,
     AuthorizationCode,
     AuthorizationParams,
+    AuthorizeError,
     RefreshToken,
+    RegistrationError,
     TokenError,
 )
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 from .tokens import TokenChecker
-from .oauth_store import SCOPES, OAuthStore, OAuthStoreError
+from .oauth_guard import redirect_uri_problem
+from .oauth_store import SCOPES, OAuthStore, OAuthStoreError, OAuthStoreFull
 
 log = logging.getLogger("brain.oauth")
 
@@ -56,21 +59,32 @@ class BrainOAuthProvider:
         return OAuthClientInformationFull.model_validate(row["info"]) if row else None
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
+        for uri in client_info.redirect_uris or ():
+            why = redirect_uri_problem(str(uri))
+            if why is not None:
+                raise RegistrationError("invalid_redirect_uri", why)
         # public client: the answer carries no secret, and nothing secret is stored
         client_info.client_secret = None
         client_info.client_secret_expires_at = None
         client_info.token_endpoint_auth_method = "none"
         name = (client_info.client_name or "unnamed client")[:80]
-        self.store.add_client(client_info.client_id, name, client_info.model_dump(mode="json"))
+        try:
+            self.store.add_client(client_info.client_id, name, client_info.model_dump(mode="json"))
+        except OAuthStoreFull as e:
+            # RFC 7591 has no "full" code; the description says what frees room
+            raise RegistrationError("invalid_client_metadata", f"{e.message}; {e.fix}") from None
         self.say(f"OAuth client registered: {name!r} ({client_info.client_id}).")
 
     async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
         scopes = [s for s in (params.scopes or ["read"]) if s in SCOPES] or ["read"]
         row = self.store.client(client.client_id)
-        request_id, user_code = self.store.add_pending(client.client_id, {
-            "scopes": scopes, "code_challenge": params.code_challenge, "redirect_uri": str(params.redirect_uri),
-            "redirect_uri_explicit": params.redirect_uri_provided_explicitly, "state": params.state,
-            "resource": params.resource})
+        try:
+            request_id, user_code = self.store.add_pending(client.client_id, {
+                "scopes": scopes, "code_challenge": params.code_challenge, "redirect_uri": str(params.redirect_uri),
+                "redirect_uri_explicit": params.redirect_uri_provided_explicitly, "state": params.state,
+                "resource": params.resource})
+        except OAuthStoreFull as e:
+            raise AuthorizeError("temporarily_unavailable", f"{e.message}; {e.fix}") from None
         self.say(f"{row['name'] if row else client.client_id!r} asks for {' + '.join(scopes)} access. "
                  f"To allow it, run on this machine: brain auth approve {user_code}")
         return f"{self.base_url}{APPROVAL_PATH}?request={request_id}"
@@ -144,6 +158,12 @@ class BrainTokenVerifier:
         self.store = store
 
     async def verify_token(self, token: str) -> BrainAccess | None:
+        return self.known(token)
+
+    def known(self, token: str | None) -> BrainAccess | None:
+        """The caller a credential stands for, or None; synchronous, for the connection limits too."""
+        if not token:
+            return None
         found = self.tokens.check(token)
         if found is not None:
             return BrainAccess(token=token, client_id=f"token:{found.name}", kind="token", name=found.name,

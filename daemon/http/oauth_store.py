@@ -36,6 +36,12 @@ CODE_TTL_S = 300
 ACCESS_TTL_S = 3600
 REFRESH_TTL_S = 30 * 24 * 3600
 SCOPES = ("read", "write")
+# bounds on what strangers can make the store hold (oauth_guard): registered
+# clients, requests awaiting the owner, and how long a registration the
+# owner never approved is kept
+MAX_CLIENTS = 100
+MAX_PENDING = 20
+UNAPPROVED_CLIENT_TTL_S = 24 * 3600
 # what the owner reads out and types: no 0/O/1/I, 8 characters (~40 bits, valid 10 minutes)
 _USER_CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 _KINDS = ("clients", "pending", "codes", "access", "refresh", "spent")
@@ -43,6 +49,14 @@ _KINDS = ("clients", "pending", "codes", "access", "refresh", "spent")
 
 class OAuthStoreError(ValueError):
     pass
+
+
+class OAuthStoreFull(OAuthStoreError):
+    """A bound on what strangers can add was reached; `fix` says what frees room."""
+
+    def __init__(self, message: str, fix: str):
+        super().__init__(f"{message}; {fix}")
+        self.message, self.fix = message, fix
 
 
 @dataclass(frozen=True)
@@ -136,14 +150,29 @@ class OAuthStore:
         return _Edit()
 
     def add_client(self, client_id: str, name: str, info: dict) -> None:
+        """Register a client; it expires unless the owner approves one of its requests in time.
+        OAuthStoreFull when MAX_CLIENTS are registered."""
         with self.edit() as d:
+            if len(d["clients"]) >= MAX_CLIENTS:
+                raise OAuthStoreFull(
+                    f"this server already holds its limit of {MAX_CLIENTS} registered OAuth clients",
+                    "the vault's owner removes unused ones (`brain auth clients`, then "
+                    "`brain auth revoke-client ID`); registrations never approved expire after "
+                    f"{UNAPPROVED_CLIENT_TTL_S // 3600} hours")
             d["clients"][client_id] = {"name": name, "created_at": now_iso(), "info": info,
-                                       "surface": None, "surface_set_by": None}
+                                       "surface": None, "surface_set_by": None,
+                                       "expires_at": time.time() + UNAPPROVED_CLIENT_TTL_S}
 
     def add_pending(self, client_id: str, fields: dict) -> tuple[str, str]:
-        """Record an authorization request awaiting the owner; (request id, user code)."""
+        """Record an authorization request awaiting the owner; (request id, user code).
+        OAuthStoreFull when MAX_PENDING requests are waiting."""
         request_id = secrets.token_urlsafe(24)
         with self.edit() as d:
+            if len(d["pending"]) >= MAX_PENDING:
+                raise OAuthStoreFull(
+                    f"{MAX_PENDING} authorization requests already await the owner's decision",
+                    f"retry once the owner has approved or denied them (`brain auth pending`), or after "
+                    f"{PENDING_TTL_S // 60} minutes, when unanswered requests expire")
             codes = {p["user_code"] for p in d["pending"].values()}
             user_code = new_user_code()
             while user_code in codes:
@@ -160,6 +189,7 @@ class OAuthStore:
             for row in d["pending"].values():
                 if row["user_code"] == want and row["client_id"] in d["clients"]:
                     row["approved"] = True
+                    d["clients"][row["client_id"]].pop("expires_at", None)  # approved: kept until revoked
                     if read_only:
                         row["scopes"] = [s for s in row["scopes"] if s != "write"]
                     return dict(row, client_name=d["clients"][row["client_id"]]["name"])
@@ -282,6 +312,9 @@ def _drop_family(d: dict, family: str, keep_refresh: bool = False) -> None:
 
 def _drop_expired(d: dict) -> None:
     now = time.time()
+    # only a registration never approved carries expires_at
+    for key in [k for k, r in d["clients"].items() if isinstance(r, dict) and r.get("expires_at", now) < now]:
+        del d["clients"][key]
     for kind in ("pending", "codes", "access", "refresh", "spent"):
         for key in [k for k, r in d[kind].items() if r.get("expires_at", 0) < now]:
             del d[kind][key]

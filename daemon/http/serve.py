@@ -41,6 +41,8 @@ def _explaining_auth(app) -> None:
     """Give the SDK's 401/403 on /mcp our message and fix next to the OAuth error (docs/protocol.md §11)."""
     from mcp.server.auth.middleware.bearer_auth import RequireAuthMiddleware
 
+    from .wire_check import CheckedBodies
+
     class ExplainingRequireAuth(RequireAuthMiddleware):
         async def _send_auth_error(self, send, status_code: int, error: str, description: str) -> None:
             www = f'Bearer error="{error}", error_description="{description}"'
@@ -61,7 +63,7 @@ def _explaining_auth(app) -> None:
     for route in app.router.routes:
         gate = getattr(route, "app", None)
         if getattr(route, "path", None) == MCP_PATH and isinstance(gate, RequireAuthMiddleware):
-            route.app = ExplainingRequireAuth(gate.app, gate.required_scopes, gate.resource_metadata_url)
+            route.app = ExplainingRequireAuth(CheckedBodies(gate.app), gate.required_scopes, gate.resource_metadata_url)
 
 
 def caller_for_request(ctx, ceiling: str) -> Caller:
@@ -207,6 +209,7 @@ def build_app(places, vault: Path, surface: str, host: str, call=None, base_url:
 
     server = build_server(send_call, lambda ctx: caller_for_request(ctx, surface))
     store = OAuthStore(places) if base_url else None
+    verifier = BrainTokenVerifier(places, store)
     provider, routes = None, None
     if base_url:
         from .oauth_approval import approval_routes
@@ -226,10 +229,16 @@ def build_app(places, vault: Path, surface: str, host: str, call=None, base_url:
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH, json_response=True, host=host, transport_security=security_settings(host),
         auth=auth,
-        token_verifier=BrainTokenVerifier(places, store), auth_server_provider=provider,
+        token_verifier=verifier, auth_server_provider=provider,
         custom_starlette_routes=routes,
     )
     _explaining_auth(app)
+    if base_url:
+        from .oauth_guard import guard_oauth_endpoints
+
+        guard_oauth_endpoints(app, security_settings(host))
+    # the connection limits classify each request by the same check (limits.py)
+    app.state.credential_ok = verifier.known
     return app
 
 
@@ -319,7 +328,8 @@ def run_http(places, vault: Path, cfg: dict, *, surface: str, host: str, port: i
     from .client_rows import forget_serving, note_serving
     from .limits import uvicorn_settings
 
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False, **uvicorn_settings())
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False,
+                            **uvicorn_settings(authenticated=app.state.credential_ok))
     note_serving(places, surface, f"http://{host}:{bound_port}{MCP_PATH}")
     try:
         uvicorn.Server(config).run(sockets=[sock])

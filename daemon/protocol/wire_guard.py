@@ -66,14 +66,13 @@ def _scalar(tok: bytes):
     return None
 
 
-def top_level(line: bytes, keys: tuple[str, ...] = ("id",)) -> dict:
-    """The scalar values of `keys` in a line's top-level object, read token by token.
+def _members(line: bytes):
+    """(key, first token of its value) for each member of a line's top-level object, read token by token.
 
-    Works on lines no parser accepts (too deep, not UTF-8, cut short); stops
-    as soon as every key is found. Keys whose value is not a string or an
-    integer are left out.
+    Works on lines no parser accepts (too deep, not UTF-8, cut short); the
+    value of a member that is an object or array is given as its opening
+    bracket.
     """
-    found: dict = {}
     depth = 0
     expect_key = False
     key = None
@@ -81,14 +80,16 @@ def top_level(line: bytes, keys: tuple[str, ...] = ("id",)) -> dict:
         tok = m.group()
         if tok in (b"{", b"["):
             if depth == 0 and tok != b"{":
-                return found
+                return
+            if depth == 1 and key is not None:
+                yield key, tok
             depth += 1
             expect_key = depth == 1
             key = None
         elif tok in (b"}", b"]"):
             depth -= 1
             if depth <= 0:
-                return found
+                return
         elif depth != 1:
             continue
         elif tok == b",":
@@ -96,16 +97,57 @@ def top_level(line: bytes, keys: tuple[str, ...] = ("id",)) -> dict:
         elif tok == b":":
             expect_key = False
         elif expect_key and tok.startswith(b'"'):
-            name = _scalar(tok)
-            key = name if name in keys else None
+            key = _scalar(tok)
+            if not isinstance(key, str):
+                key = None
         elif key is not None:
+            yield key, tok
+            key = None
+
+
+def top_level(line: bytes, keys: tuple[str, ...] = ("id",)) -> dict:
+    """The scalar values of `keys` in a line's top-level object, read from the raw bytes.
+
+    Stops as soon as every key is found. Keys whose value is not a string or
+    an integer are left out.
+    """
+    found: dict = {}
+    for key, tok in _members(line):
+        if key in keys and key not in found:
             value = _scalar(tok)
             if value is not None and not isinstance(value, bool):
                 found[key] = value
-            key = None
             if len(found) == len(keys):
-                return found
+                break
     return found
+
+
+def bad_id(line: bytes) -> tuple[int, str] | None:
+    """(JSON-RPC code, message) when a line's top-level `id` is neither a string nor an integer.
+
+    JSON-RPC 2.0 answers such a request with Invalid Request and `id` null; a
+    parser that reads it as a notification (no id) would answer nothing, and
+    its sender would wait for ever. Call it only on lines `problem` let pass
+    (their depth is bounded, so the parser's recursion is too).
+    """
+    try:
+        obj = json.loads(line, parse_int=_bounded_int)
+    except ValueError:  # not JSON: read the id's first token from the raw bytes
+        tok = next((t for k, t in _members(line[:65536]) if k == "id"), None)
+        kind = None if tok is None or tok.startswith(b'"') or re.fullmatch(rb"-?[0-9]+", tok) else \
+            {b"{": dict, b"[": list, b"null": None.__class__, b"true": bool, b"false": bool}.get(tok, float)
+    else:
+        if not isinstance(obj, dict) or "id" not in obj:
+            return None
+        value = obj["id"]
+        kind = None if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)) \
+            else type(value)
+    if kind is None:
+        return None
+    what = {dict: "an object", list: "an array", type(None): "null", bool: "a boolean"}.get(
+        kind, "a number with a fraction or exponent")
+    return INVALID_REQUEST, (f'Invalid Request: "id" is {what}; it must be a string or an integer '
+                             "(the answer carries id null, as JSON-RPC 2.0 requires)")
 
 
 def request_id(line: bytes):
@@ -122,8 +164,33 @@ def problem(line: bytes) -> tuple[int, str] | None:
                              f"at offset {e.start}); send UTF-8 JSON")
     depth = nesting_depth(line)
     if depth > MAX_DEPTH:
+        # too deep inside `params` is the caller's arguments: Invalid params, as on every transport
+        if _deep_member(line) == "params":
+            return INVALID_PARAMS, (f"Invalid params: the message nests {depth} levels deep inside params; "
+                                    f"at most {MAX_DEPTH} are accepted; send a flatter value")
         return INVALID_REQUEST, (f"Invalid Request: the message nests {depth} levels deep; "
                                  f"at most {MAX_DEPTH} are accepted")
+    return None
+
+
+def _deep_member(line: bytes) -> str | None:
+    """The top-level key under which a line first nests past MAX_DEPTH (None: not under a key)."""
+    depth = 0
+    key = None
+    expect_key = False
+    for m in _TOKEN_RE.finditer(line):
+        tok = m.group()
+        if tok in (b"{", b"["):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return key
+            expect_key = depth == 1 and tok == b"{"
+        elif tok in (b"}", b"]"):
+            depth -= 1
+        elif depth == 1 and tok == b",":
+            expect_key = True
+        elif depth == 1 and expect_key and tok.startswith(b'"'):
+            key, expect_key = _scalar(tok), False
     return None
 
 

@@ -256,7 +256,7 @@ async def serve_stdio(engine, caller: Caller, ready: threading.Event | None = No
     import os
     import signal
 
-    from mcp.server.stdio import stdio_server
+    from .stdio_lines import checked_stdio
 
     gate = CallGate()
     server = build_server(engine_dispatcher(engine, gate=gate, ready=ready), fixed_caller(caller))
@@ -272,6 +272,6 @@ async def serve_stdio(engine, caller: Caller, ready: threading.Event | None = No
                         os._exit(0)
 
         tg.start_soon(stop_on_signal)
-        async with stdio_server() as (read_stream, write_stream):
+        async with checked_stdio() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
         tg.cancel_scope.cancel()

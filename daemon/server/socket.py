@@ -42,7 +42,9 @@ from .mcp import CALL_THREADS, SLOW_CALL_THREADS, CallGate, build_server, engine
 from ..protocol.caller import Caller
 from ..rendezvous import IDENTITY_KEY
 from ..protocol.surfaces import SURFACE_ORDER as SURFACES
-from ..protocol.wire_guard import INVALID_REQUEST, PARSE_ERROR, describe_invalid, error_line, problem, request_id
+from ..protocol.wire_guard import (
+    INVALID_REQUEST, PARSE_ERROR, bad_id, describe_invalid, error_line, problem, request_id,
+)
 
 log = logging.getLogger("brain.socket")
 
@@ -257,6 +259,12 @@ class SocketServer:
             if bad is not None:
                 await send_bytes(error_line(*bad, request_id(line)))
                 return
+            if isinstance(msg, types.JSONRPCNotification):
+                # the SDK reads a request whose id is null, 1.5 or an object as a notification
+                bad = bad_id(line)
+                if bad is not None:
+                    await send_bytes(error_line(*bad, None))
+                    return
             if isinstance(msg, types.JSONRPCRequest):
                 unanswered.add(msg.id)
             elif isinstance(msg, types.JSONRPCNotification) and msg.method == "notifications/cancelled":
