@@ -103,7 +103,7 @@ def bench_daemon(label: str, vault_src: Path | None, pages: int, calls: int, mod
             body, _ = client.call("status", {})
             now = time.monotonic()
             last = body
-            if model_ready is None and body.get("model_state") in ("ready", "failed", "disabled"):
+            if model_ready is None and body.get("model_state") in ("ready", "failed", "off"):
                 model_ready = now
             if model_ready is not None:
                 samples.append((now, int(body.get("vectors") or 0)))
@@ -111,7 +111,7 @@ def bench_daemon(label: str, vault_src: Path | None, pages: int, calls: int, mod
                 client.call("recall", {"query": QUERIES[len(recall_lat) % len(QUERIES)], "limit": 10})
                 if not body.get("vectors_ready"):
                     recall_lat.append((time.perf_counter() - q) * 1000)
-            if body.get("vectors_ready") or body.get("model_state") in ("failed", "disabled"):
+            if body.get("vectors_ready") or body.get("model_state") in ("failed", "off"):
                 vectors_ready = now
                 break
             time.sleep(0.2 if model_ready is None else 0.25)

@@ -13,6 +13,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from ..indexer.search_modes import MODEL_OFF, OFF_TEXT
+
 
 def read_status(p, cfg, vault: Path) -> dict:
     """The status tool's answer plus `daemon: true` when the daemon runs, else the caches' counts."""
@@ -122,8 +124,8 @@ def semantic_line(body: dict, rate: float | None = None) -> str:
     state = body.get("model_state")
     if not body.get("daemon"):
         return "semantic search: runs in the daemon (`brain daemon start`)"
-    if state == "disabled":
-        return "semantic search: off (`brain config set embeddings.enabled true` turns it on)"
+    if state == MODEL_OFF:
+        return f"semantic search: {OFF_TEXT}; `brain config set embeddings.enabled true` turns it on"
     if state == "failed":
         return "semantic search: the embedding model failed to load (`brain doctor model` says why)"
     if body.get("vectors_ready"):

@@ -47,7 +47,7 @@ class Engine:
         self.embedder = None     # indexer's Embedder once the model has loaded
         self.vectors = None      # indexer's vector search over chunks
         self.fact_vectors = None  # fact embeddings for remember's dedup, once the model has loaded
-        self.models = None       # the model loader: state loading/ready/failed/disabled + error
+        self.models = None       # the model loader: state loading/ready/failed/off + error
         self.llm = None          # synthesize's provider
         self.stopping = threading.Event()  # set when closing begins: a model export in progress ends
         self._closed = False
@@ -76,10 +76,10 @@ class Engine:
     def vectors_missing_cause(self) -> str | None:
         """Why a page search would leave the vectors out now; None when it would use them."""
         state = self.models.state if self.models is not None else None
+        if state == why.MODEL_OFF or not self.setting("embeddings.enabled"):
+            return why.EMBEDDINGS_OFF
         if state is None:
             return why.MODEL_NOT_LOADED
-        if state == "disabled":
-            return why.EMBEDDINGS_OFF
         if state == "failed":
             return why.MODEL_FAILED
         if state != "ready" or self.embedder is None:
@@ -159,14 +159,22 @@ class Engine:
         """
         from ...indexer.model_loader import ModelLoader
 
+        if not self.setting("embeddings.enabled"):
+            return self.models_off()
         self.models = ModelLoader(factory=(lambda: embedder) if embedder is not None else None,
                                   cache_root=self.places.cache_root, cancel=self.stopping)
-        if not self.setting("embeddings.enabled"):
-            self.models.disable()
-        elif background:
+        if background:
             self.models.start(then=lambda emb: self._attach_models(emb, progress), start_after=start_after)
         else:
             self._attach_models(self.models.load(), progress)
+        return self.models
+
+    def models_off(self):
+        """Embeddings are off by the settings: say so (state "off") instead of "not loaded"."""
+        from ...indexer.model_loader import ModelLoader
+
+        self.models = ModelLoader(factory=lambda: None)
+        self.models.disable()
         return self.models
 
     def _attach_models(self, embedder, progress=None) -> None:
