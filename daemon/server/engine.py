@@ -206,6 +206,14 @@ class Engine:
         rows = self.facts.active_for_entity(entity_slug, world_only=world_only, limit=5)
         return self.fact_vectors.nearest(rows, text)
 
+    def prefetch_embedding(self, text: str) -> None:
+        """Start embedding the one text a call will need (a fact to dedup, a query, a name that
+        missed) on another thread, so the model runs while the call does its keyword work.
+        Nothing happens without the model."""
+        fact_vectors = self.fact_vectors
+        if fact_vectors is not None and text:
+            fact_vectors.prefetch(text)
+
     def on_fact_insert(self, fid: int, text: str) -> None:
         """Store a new fact's embedding, for dedup and search (the backfill covers facts saved
         before the model loaded)."""
@@ -221,6 +229,8 @@ class Engine:
         self.stopping.set()
         if self.vectors is not None:
             self.vectors.close()
+        if self.fact_vectors is not None:
+            self.fact_vectors.close()
         if self.index is not None and hasattr(self.index, "close"):
             self.index.close()
         self.facts.close()

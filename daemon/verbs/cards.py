@@ -242,6 +242,8 @@ def lookup(engine, name: str, world_only: bool) -> dict:
                 {"slug": r["slug"], "title": r["title"] or r["slug"], "create_safety": "exists"} for r in runners
             ]
         return body
+    # a miss: its near misses come from a hybrid page search, so the name's vector starts now
+    engine.prefetch_embedding(name.strip()[:MAX_NAME])
     card = facts_only_card(engine, name, world_only)
     if card is not None:
         return {"found": True, "card": card}

@@ -102,6 +102,9 @@ def _hide_private_successors(engine, facts: list[dict]) -> None:
 
 def recall(engine, args: dict, caller: Caller) -> dict:
     limit = clamp_limit(args.get("limit"), RECALL_LIMIT_DEFAULT, RECALL_LIMIT_MAX)
+    query = (args.get("query") or "").strip()
+    if query:  # both arms rank by the query's vector: the model starts while the keyword arms run
+        engine.prefetch_embedding(query)
     rows = facts_arm(engine, args, caller, limit)
     facts = [fact_projection(r) for r in rows]
     if caller.remote:
@@ -110,7 +113,6 @@ def recall(engine, args: dict, caller: Caller) -> dict:
     body: dict = {}
     results = None
     degraded_cause = None
-    query = (args.get("query") or "").strip()
     if query:
         results, degraded_cause = engine.search_pages(query, limit, caller)
 

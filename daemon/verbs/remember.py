@@ -50,6 +50,9 @@ def remember(engine, args: dict, caller: Caller) -> dict:
             "protocol_version": PROTOCOL_VERSION,
         }
 
+    # the fact's vector is needed for dedup and for storing it: the model starts now, while the
+    # lookups below run (the answer waits for it only where it compares)
+    engine.prefetch_embedding(fact)
     with engine.facts.lock:
         verdict = _dedup(engine, fact, kind, entity_slug, caller)
         if verdict and verdict[0] == "duplicate":
