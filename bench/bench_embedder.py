@@ -182,6 +182,50 @@ def daemon_embedder(model_cache: str | None):
     return load_minilm(root)
 
 
+def peak_rss_mb() -> float:
+    """This process's peak resident set so far (the kernel's VmHWM): the build runs before the
+    bare-session runs below, so their peak is not in it."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return 0.0
+
+
+def chunk_texts(db) -> list[str]:
+    """What the build embeds: each distinct chunk content, heading and text (vectors.ChunkVectors._texts)."""
+    rows = db.execute("SELECT heading, text FROM chunks GROUP BY hash").fetchall()
+    return [f"{h}\n{t}" if h else t for h, t in rows]
+
+
+def plain_onnxruntime(model, texts: list[str], threads: int, batch: int = 8) -> dict:
+    """The same chunks through one bare onnxruntime session (`threads` intra-op threads, default
+    options) in length-sorted batches of `batch`: what the machine can do, for the build to match."""
+    import numpy as np
+    import onnxruntime as ort
+
+    folder = Path(model._tokenizer_file).parent
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    session = ort.InferenceSession(str(folder / "model.onnx"), opts, providers=["CPUExecutionProvider"])
+    tok = model._new_tokenizer()
+    names = {i.name for i in session.get_inputs()}
+    ordered = sorted(texts, key=len)
+    t = time.perf_counter()
+    n_tokens = 0
+    for i in range(0, len(ordered), batch):
+        enc = tok.encode_batch(ordered[i:i + batch])
+        feed = {"input_ids": np.array([e.ids for e in enc], dtype=np.int64),
+                "attention_mask": np.array([e.attention_mask for e in enc], dtype=np.int64)}
+        n_tokens += int(feed["attention_mask"].sum())
+        if "token_type_ids" in names:
+            feed["token_type_ids"] = np.array([e.type_ids for e in enc], dtype=np.int64)
+        session.run(None, feed)
+    dt = time.perf_counter() - t
+    del session
+    return {"threads": threads, "seconds": round(dt, 1), "chunks_per_s": round(len(texts) / dt, 1),
+            "tokens_per_chunk": round(n_tokens / max(1, len(texts)), 1)}
+
+
 def bench_build(pages: int, query_gap_ms: float, model_cache: str | None) -> None:
     from brain.daemon.server.engine import Engine
     from brain.daemon.places import Places
@@ -197,6 +241,7 @@ def bench_build(pages: int, query_gap_ms: float, model_cache: str | None) -> Non
         e = Engine(vault, Places.from_env({"BRAIN_HOME": str(home)}), {"embeddings.enabled": True}, writer="bench")
         e.attach_index()
         n = e.page_db.execute("SELECT COUNT(DISTINCT hash) FROM chunks").fetchone()[0]
+        rates: dict[str, float] = {}
         for run, with_queries in (("idle", False), ("with_queries", True)):
             cache = Path(d) / f"vec-{run}"
             v = ChunkVectors(e.page_db, cache, model)
@@ -228,7 +273,14 @@ def bench_build(pages: int, query_gap_ms: float, model_cache: str | None) -> Non
                  workers=getattr(v, "workers", 1), loadavg_at_start=load0,
                  idle_cores_at_start=round(max(0.0, cores - load0[0]), 2),
                  query_embed_p50_ms=ms(lat, 50), query_embed_p99_ms=ms(lat, 99), queries=len(lat),
-                 process_rss_mb=rss_mb())
+                 process_rss_mb=rss_mb(), process_peak_rss_mb=peak_rss_mb())
+            rates[run] = n / dt
+        if hasattr(model, "_tokenizer_file"):  # the onnxruntime backend: a bare session on the same chunks
+            texts = chunk_texts(e.page_db)
+            for threads in (1, 2):
+                plain = plain_onnxruntime(model, texts, threads)
+                emit(bench=f"plain_onnxruntime_{threads}_threads", pages=pages, chunks=len(texts), **plain,
+                     build_idle_of_plain=round(rates["idle"] / plain["chunks_per_s"], 2))
         e.close()
 
 

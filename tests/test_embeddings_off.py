@@ -68,3 +68,13 @@ def test_embeddings_off_reads_as_off_everywhere(env, sample_vault):
 
     r = brain(env, "doctor", "model")
     assert OFF_TEXT in r.stdout, r.stdout
+
+
+def test_init_names_each_step_of_a_model_load_and_nothing_once_it_is_off():
+    from brain.cli.init_cmd import loading_line
+
+    export = "exporting the model to ONNX (once; keyword search serves meanwhile)"
+    assert loading_line({"model_state": "loading", "model_phase": export}) == f"semantic search: {export}…"
+    assert loading_line({"model_state": "loading"}) == "semantic search: loading the embedding model…"
+    for settled in (MODEL_OFF, "ready", "failed"):
+        assert loading_line({"model_state": settled}) is None
