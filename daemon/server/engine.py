@@ -60,11 +60,15 @@ class Engine:
     def canonical_entity(self, name: str, caller: Caller) -> str:
         return canonical_entity_slug(name, self.page_db, remote=caller.remote)
 
-    def search_pages(self, query: str, limit: int, caller: Caller) -> tuple[list[dict], str | None]:
+    def search_pages(self, query: str, limit: int, caller: Caller,
+                     keyword_only: bool = False) -> tuple[list[dict], str | None]:
         """Page hits for recall's query arm and, when the vectors took no part, why
-        (a cause named in indexer/search_modes.py); None when they did."""
+        (a cause named in indexer/search_modes.py); None when they did. `keyword_only`:
+        leave the vectors out (an entity miss's near misses, docs/protocol.md §3.3)."""
         if self.index is None:
             return [], why.INDEX_NOT_OPEN
+        if keyword_only:
+            return self.index.search(query, limit, remote=caller.remote, embedder=None, vectors=None)
         cause = self.vectors_missing_cause()
         embedder = self.fact_vectors.query_embedder() if self.fact_vectors is not None else self.embedder
         results, degraded = self.index.search(query, limit, remote=caller.remote, embedder=embedder,

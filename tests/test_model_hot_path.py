@@ -1,6 +1,7 @@
-"""remember with the model loaded (docs/protocol.md §3.2): the answers stay what they
+"""The model on the hot path: remember's answers (docs/protocol.md §3.2) stay what they
 were while the one embedding a call needs runs beside its keyword work
-(indexer/fact_vectors.py `prefetch`), and a text is never embedded twice."""
+(indexer/fact_vectors.py `prefetch`), a text is never embedded twice, and an entity
+miss embeds nothing (its near misses are a keyword search, §3.3)."""
 
 from __future__ import annotations
 
@@ -64,3 +65,16 @@ def test_a_recall_embeds_its_query_once_for_both_arms(model_engine, local, minil
     body, err = call(model_engine, "recall", {"query": "who is  leading billing?", "limit": 5}, local)
     assert not err and any("billing" in f["fact"] for f in body["facts"]), body
     assert minilm.texts == before + 1
+
+
+def test_an_entity_miss_embeds_nothing_and_still_suggests(model_engine, local, minilm):
+    page = model_engine.vault / "people" / "zed-example.md"
+    page.parent.mkdir(parents=True, exist_ok=True)
+    page.write_text("---\ntitle: Zed Example\n---\n# Zed Example\n\nZed leads the billing migration.\n")
+    model_engine.attach_index()
+    assert model_engine.vectors.wait_idle()  # the page's chunk is embedded by the build, not by the miss
+    before = minilm.texts
+    body, err = call(model_engine, "entity", {"name": "Zed Exampel billing"}, local)
+    assert not err and body["found"] is False, body
+    assert [s["slug"] for s in body["suggestions"]] == ["people/zed-example"], body
+    assert minilm.texts == before
