@@ -60,6 +60,7 @@ class FactVectors:
         self._in_flight: dict[str, Future] = {}   # texts being embedded now, by key
         self._recent_lock = threading.Lock()
         self._prefetch_pool = None
+        self._closed = False
         self.embedded = 0
         self._matrix: VectorMatrix | None = None  # loaded on the first search
         self._matrix_lock = threading.Lock()
@@ -104,7 +105,7 @@ class FactVectors:
         if not key:
             return
         with self._recent_lock:
-            if key in self._recent or key in self._in_flight:
+            if self._closed or key in self._recent or key in self._in_flight:
                 return
             if self._prefetch_pool is None:
                 self._prefetch_pool = ThreadPoolExecutor(PREFETCH_THREADS, thread_name_prefix="brain-prefetch")
@@ -117,11 +118,12 @@ class FactVectors:
     def _quietly(self, key: str) -> None:
         try:
             self.vector(key)
-        except Exception:  # the caller's own vector() call embeds again and reports the error
+        except Exception:  # a caller waiting on it gets the error; a later call embeds afresh
             pass
 
     def close(self) -> None:
         with self._recent_lock:
+            self._closed = True
             pool, self._prefetch_pool = self._prefetch_pool, None
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
@@ -173,7 +175,7 @@ class FactVectors:
             return None
         stored = self._stored(candidates)
         missing = [r for r in candidates if int(r["id"]) not in stored]
-        with self._recent_lock:  # embedded moments ago (a fact just saved), not yet written
+        with self._recent_lock:  # a text embedded moments ago is not embedded again
             known = {int(r["id"]): self._recent.get(_same_tokens(r["fact"])) for r in missing}
         stored.update({fid: v for fid, v in known.items() if v is not None})
         missing = [r for r in missing if int(r["id"]) not in stored]
