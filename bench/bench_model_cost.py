@@ -43,8 +43,8 @@ TOPICS = ["pricing", "hiring plan", "data migration", "churn", "roadmap", "secur
 WHO = ["Priya", "Omar", "Keiko", "Mateo", "Farah", "Sven", "Ines", "Hugo", "Yara", "Jonas", "Elif", "Kofi"]
 
 
-def loadavg() -> str:
-    return Path("/proc/loadavg").read_text().split(" ", 3)[:3].__str__()
+def loadavg() -> list[float]:
+    return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
 
 
 class Daemon:
