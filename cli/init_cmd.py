@@ -15,6 +15,7 @@ from pathlib import Path
 
 import typer
 
+from ..indexer.search_modes import MODEL_OFF
 from . import route
 from .status_view import daemon_reading, duration, eta_seconds, next_step, semantic_line, semantic_progress, with_rate
 
@@ -188,35 +189,55 @@ def _keyword_index(p, cfg, vault: Path, files: int) -> dict | None:
 
 
 def _hand_over(p, cfg, vault: Path, body: dict) -> dict:
-    """Wait for the model to load and the embedding to show a rate, then say where it stands."""
+    """Wait for the model to load and the embedding to show a rate, then say where it stands.
+
+    What the load is doing (the one-time ONNX export takes tens of seconds) shows in a
+    spinner on a terminal, and as one line per step otherwise, so a log is never silent."""
     from contextlib import nullcontext
 
     from rich.console import Console
 
     console = Console()
-    waiting = console.status("loading the embedding model…") if console.is_terminal else nullcontext()
+    if console.is_terminal:
+        waiting = console.status("loading the embedding model…")
+        say = lambda text: waiting.update(text)  # noqa: E731
+    else:
+        waiting, say = nullcontext(), typer.echo
     with waiting:  # print only once the spinner is gone, or the two share a line
-        body, message = _watch_model(p, cfg, vault, body)
+        body, message = _watch_model(p, cfg, vault, body, say)
     typer.echo(message)
     return body
 
 
-def _watch_model(p, cfg, vault: Path, body: dict) -> tuple[dict, str]:
+def loading_line(body: dict) -> str | None:
+    """What the model load is doing now, or None once it is no longer loading."""
+    if body.get("model_state") not in (None, "idle", "loading", "not loaded"):
+        return None
+    return f"semantic search: {body.get('model_phase') or 'loading the embedding model'}…"
+
+
+def _watch_model(p, cfg, vault: Path, body: dict, say=lambda text: None) -> tuple[dict, str]:
     """(the last status, the line to print): semantic search ready, failed or off, or
-    building with an estimate of the time left."""
+    building with an estimate of the time left. `say` hears each step of a long load once."""
     deadline = time.monotonic() + MODEL_WAIT_S
+    said = None
     while time.monotonic() < deadline:
-        if body.get("vectors_ready") or body.get("model_state") in ("failed", "disabled"):
+        if body.get("vectors_ready") or body.get("model_state") in ("failed", MODEL_OFF):
             break
         if body.get("model_state") == "ready" and semantic_progress(body) is not None:
             body, rate = with_rate(p, cfg, vault, body, max_wait_s=max(RATE_WAIT_S, deadline - time.monotonic()))
             if semantic_progress(body) is None:
                 break  # done while we measured
             return body, building_message(body, rate)
+        step = loading_line(body)
+        if step is not None and step != said:
+            say(step)
+            said = step
         time.sleep(POLL_S * 2)
         body = daemon_reading(p, cfg, vault) or body
     line = semantic_line(body)
-    return body, line if body.get("vectors_ready") else f"{line}; `brain status` shows its progress"
+    settled = body.get("vectors_ready") or body.get("model_state") in ("failed", MODEL_OFF)
+    return body, line if settled else f"{line}; `brain status` shows its progress"
 
 
 def building_message(body: dict, rate: float | None) -> str:

@@ -12,6 +12,8 @@ import shlex
 import sys
 from pathlib import Path
 
+from ..indexer.search_modes import MODEL_OFF, OFF_TEXT
+
 
 def read_status(p, cfg, vault: Path) -> dict:
     """The status tool's answer plus `daemon: true` when the daemon runs, else the caches' counts."""
@@ -29,6 +31,8 @@ def read_status(p, cfg, vault: Path) -> dict:
         # read the caches as they are: a status must not start an index run
         index = VaultIndex(engine.vault, engine.page_db, engine.cache_dir, read_only=True)
         body = {"daemon": False, **index.status(), **engine.facts.counts()}
+        if not engine.setting("embeddings.enabled"):
+            body["model_state"] = MODEL_OFF  # off whether a daemon runs or not
         index.close()
         return body
     finally:
@@ -119,10 +123,10 @@ def keyword_line(body: dict) -> str:
 
 def semantic_line(body: dict, rate: float | None = None) -> str:
     state = body.get("model_state")
+    if state == MODEL_OFF:
+        return f"semantic search: {OFF_TEXT}; `brain config set embeddings.enabled true` turns it on"
     if not body.get("daemon"):
         return "semantic search: runs in the daemon (`brain daemon start`)"
-    if state == "disabled":
-        return "semantic search: off (`brain config set embeddings.enabled true` turns it on)"
     if state == "failed":
         return "semantic search: the embedding model failed to load (`brain doctor model` says why)"
     if body.get("vectors_ready"):

@@ -19,12 +19,22 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Iterable, Sequence
 
 import numpy as np
 
 BACKFILL_BATCH = 64
-_QUERY_CACHE = 32  # the text remember compares is stored right after: embed it once
+# recent texts' vectors (a query the facts arm embedded serves the page arm; the text remember
+# compares is stored right after): 256 x 384 floats is 400 KB
+_QUERY_CACHE = 256
+# threads that embed a request's one text while the request does its keyword work (a core each)
+PREFETCH_THREADS = 2
+
+
+def _same_tokens(text: str) -> str:
+    """The key of a text's vector: runs of whitespace tokenize alike, so they embed alike."""
+    return " ".join(text.split())
 
 
 def _fingerprint(text: str) -> str:
@@ -47,7 +57,10 @@ class FactVectors:
         self.model_id = embedder.model_id
         self.dim = int(embedder.dim)
         self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._in_flight: dict[str, Future] = {}   # texts being embedded now, by key
         self._recent_lock = threading.Lock()
+        self._prefetch_pool = None
+        self._closed = False
         self.embedded = 0
         self._matrix: VectorMatrix | None = None  # loaded on the first search
         self._matrix_lock = threading.Lock()
@@ -56,19 +69,64 @@ class FactVectors:
         return fact_key(self.model_id, text)
 
     def vector(self, text: str) -> np.ndarray:
-        """The unit vector of one text (recent texts are not embedded twice)."""
+        """The unit vector of one text: recent texts are not embedded twice, and a text being
+        embedded (a prefetch) is waited for, not embedded again."""
+        key = _same_tokens(text)
         with self._recent_lock:
-            hit = self._recent.get(text)
+            hit = self._recent.get(key)
             if hit is not None:
-                self._recent.move_to_end(text)
+                self._recent.move_to_end(key)
                 return hit
-        vec = self.embedder.embed([text])[0]
+            pending = self._in_flight.get(key)
+            if pending is None:
+                mine = self._in_flight[key] = Future()
+        if pending is not None:
+            return pending.result()
+        try:
+            vec = self.embedder.embed([key])[0]
+        except BaseException as e:
+            with self._recent_lock:
+                self._in_flight.pop(key, None)
+            mine.set_exception(e)
+            raise
         self.embedded += 1
         with self._recent_lock:
-            self._recent[text] = vec
+            self._recent[key] = vec
             while len(self._recent) > _QUERY_CACHE:
                 self._recent.popitem(last=False)
+            self._in_flight.pop(key, None)
+        mine.set_result(vec)
         return vec
+
+    def prefetch(self, text: str) -> None:
+        """Start embedding `text` on another thread, so the model works while the caller does its
+        keyword work; `vector(text)` then waits for it. Never blocks, never raises."""
+        key = _same_tokens(text)
+        if not key:
+            return
+        with self._recent_lock:
+            if self._closed or key in self._recent or key in self._in_flight:
+                return
+            if self._prefetch_pool is None:
+                self._prefetch_pool = ThreadPoolExecutor(PREFETCH_THREADS, thread_name_prefix="brain-prefetch")
+            pool = self._prefetch_pool
+        try:
+            pool.submit(self._quietly, key)
+        except RuntimeError:  # shut down: the caller embeds it itself
+            pass
+
+    def _quietly(self, key: str) -> None:
+        try:
+            self.vector(key)
+        except Exception:  # a caller waiting on it gets the error; a later call embeds afresh
+            pass
+
+    def close(self) -> None:
+        with self._recent_lock:
+            self._closed = True
+            pool, self._prefetch_pool = self._prefetch_pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def _stored(self, rows: Sequence) -> dict[int, np.ndarray]:
         """Valid stored vectors for these fact rows (current model, current text)."""
@@ -117,6 +175,10 @@ class FactVectors:
             return None
         stored = self._stored(candidates)
         missing = [r for r in candidates if int(r["id"]) not in stored]
+        with self._recent_lock:  # a text embedded moments ago is not embedded again
+            known = {int(r["id"]): self._recent.get(_same_tokens(r["fact"])) for r in missing}
+        stored.update({fid: v for fid, v in known.items() if v is not None})
+        missing = [r for r in missing if int(r["id"]) not in stored]
         if missing:
             vecs = self.embedder.embed([r["fact"] for r in missing])
             self.embedded += len(missing)

@@ -12,9 +12,12 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from .embedder import Embedder, MiniLMEmbedder, OnnxMiniLM
+from .search_modes import MODEL_OFF
+
+if TYPE_CHECKING:
+    from .embedder import Embedder
 
 log = logging.getLogger("brain.embedder")
 
@@ -25,6 +28,7 @@ def load_minilm(cache_root: Path, on_phase: Callable[[str], None] | None = None,
     else sentence-transformers with `fallback_reason` saying why. `cancel` ends an export
     in progress (onnx_export.ExportCancelled: no fallback, the daemon is stopping)."""
     from . import onnx_export
+    from .embedder import MiniLMEmbedder, OnnxMiniLM
 
     try:
         folder = onnx_export.cached(cache_root)
@@ -50,8 +54,8 @@ def load_minilm(cache_root: Path, on_phase: Callable[[str], None] | None = None,
 class ModelLoader:
     """Loads an embedder in a background thread and reports how it is going.
 
-    state: "idle" → "loading" → "ready" | "failed"; "disabled" when embeddings
-    are turned off in the config. `error` says why loading failed; `phase`
+    state: "idle" → "loading" → "ready" | "failed"; "off" (search_modes.MODEL_OFF)
+    when the settings turn embeddings off. `error` says why loading failed; `phase`
     what a long load is doing (the one-time export).
     """
 
@@ -75,7 +79,7 @@ class ModelLoader:
         self.phase = phase
 
     def disable(self) -> None:
-        self.state = "disabled"
+        self.state = MODEL_OFF
         self._done.set()
 
     def load(self) -> Embedder | None:

@@ -9,6 +9,10 @@ while the model is loaded and only the chunk vectors are still being built.
 
 KEYWORD_ONLY = "keyword_only_no_embedding_provider"
 
+# the model's state when the settings turn it off: one name for status, init, recall and doctor
+MODEL_OFF = "off"
+OFF_TEXT = "off (embeddings.enabled = false)"
+
 # why the vectors took no part, from the most to the least fundamental
 INDEX_NOT_OPEN = "index_not_open"              # no page index: nothing was searched at all
 EMBEDDINGS_OFF = "embeddings_off"              # the settings turn the model off
@@ -20,7 +24,8 @@ VECTOR_SEARCH_FAILED = "vector_search_failed"  # the vectors were there, and sea
 
 CAUSE_TEXT = {
     INDEX_NOT_OPEN: "no search: the page index is not open (start the daemon or run `brain index`)",
-    EMBEDDINGS_OFF: "keyword search only: semantic search is off (`brain config set embeddings.enabled true`)",
+    EMBEDDINGS_OFF: (f"keyword search only: semantic search is {OFF_TEXT}; "
+                     "`brain config set embeddings.enabled true` turns it on"),
     MODEL_NOT_LOADED: "keyword search only: semantic search runs in the daemon (`brain daemon start`)",
     MODEL_LOADING: "keyword search only: the embedding model is still loading",
     MODEL_FAILED: "keyword search only: the embedding model failed to load (`brain doctor model` says why)",

@@ -26,7 +26,12 @@ from .vector_graph import DEFAULT_EF, DEFAULT_EF_CONSTRUCTION, DEFAULT_M, Conten
 
 log = logging.getLogger("brain.vectors")
 
-EMBED_BATCH = 8           # chunks per background embed call: the lane yields to queries between batches
+EMBED_BATCH = 8           # chunks per background embed call at most: the lane yields to queries between batches
+# ...and at most this many padded characters (a batch pads to its longest text; about 512 tokens):
+# onnxruntime's working memory grows with batch x length², and 8 texts at the 256-token cap took
+# 340 MB per call (two workers: the build's 0.9-1.2 GB peak) where 2 took 40 MB, no slower per text
+BATCH_CHARS = 2400
+TRUNCATED_CHARS = 1200    # about the model's 256-token cap: longer texts cost no more
 WINDOW = 256              # pending texts fetched and length-sorted at a time
 SAVE_EVERY_S = 30.0       # debounce for persisting incremental changes
 # a text's share of the build's work, for its time estimate (build_order.BuildMeter):
@@ -37,6 +42,23 @@ TEXT_WORK_CHARS = 26
 
 def _work(text: str) -> int:
     return len(text) + TEXT_WORK_CHARS
+
+
+def cut_batches(ordered: list[str], length: Callable[[str], int], most: int,
+                budget: int = BATCH_CHARS) -> list[list[str]]:
+    """Consecutive batches of `ordered` (shortest first) of at most `most` items and at most
+    `budget` padded characters: a batch costs its size times its longest (its last) text."""
+    batches: list[list[str]] = []
+    batch: list[str] = []
+    for h in ordered:
+        n = min(length(h), TRUNCATED_CHARS)
+        if batch and (len(batch) >= most or (len(batch) + 1) * n > budget):
+            batches.append(batch)
+            batch = []
+        batch.append(h)
+    if batch:
+        batches.append(batch)
+    return batches
 
 
 class ChunkVectors(ContentGraph):
@@ -132,7 +154,7 @@ class ChunkVectors(ContentGraph):
                 window_chars, window_n = sum(_work(t) for t in texts.values()), len(texts)
                 seen_chars, seen_n = seen_chars + window_chars, seen_n + window_n
                 ordered = sorted(texts, key=lambda h: len(texts[h]))
-                batches = [ordered[i:i + self.batch] for i in range(0, len(ordered), self.batch)]
+                batches = cut_batches(ordered, lambda h: len(texts[h]), self.batch)
                 in_flight: deque = deque()
                 interrupted = False
                 while batches or in_flight:

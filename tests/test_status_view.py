@@ -19,7 +19,7 @@ def test_semantic_progress_with_a_measured_rate_and_with_the_daemons_own_estimat
 
 def test_every_model_state_reads_as_what_is_true():
     assert "loading the embedding model" in semantic_line({**BUILDING, "model_state": "loading"})
-    assert "off" in semantic_line({**BUILDING, "model_state": "disabled"})
+    assert "off" in semantic_line({**BUILDING, "model_state": "off"})
     assert "failed" in semantic_line({**BUILDING, "model_state": "failed"})
     assert semantic_line({**BUILDING, "vectors_ready": True, "vectors": 1566}) == \
         "semantic search: ready (1,566 chunk vectors)"

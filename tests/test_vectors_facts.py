@@ -136,7 +136,7 @@ def test_embeddings_disabled_keeps_dedup_degraded(vault, places, local):
     e = Engine(vault, places, {"embeddings.enabled": False}, writer="test")
     try:
         loader = e.load_models(background=True)
-        assert loader.state == "disabled" and e.embedder is None
+        assert loader.state == "off" and e.embedder is None
         body = remember(e, local, "Alice prefers morning meetings")
         assert body["degraded_dedup"] is True
     finally:

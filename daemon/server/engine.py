@@ -51,7 +51,7 @@ class Engine:
         self.embedder = None     # indexer's Embedder once the model has loaded
         self.vectors = None      # indexer's vector search over chunks
         self.fact_vectors = None  # fact embeddings for remember's dedup, once the model has loaded
-        self.models = None       # the model loader: state loading/ready/failed/disabled + error
+        self.models = None       # the model loader: state loading/ready/failed/off + error
         self.llm = None          # synthesize's provider
         self.stopping = threading.Event()  # set when closing begins: a model export in progress ends
         self._closed = False
@@ -64,11 +64,15 @@ class Engine:
     def canonical_entity(self, name: str, caller: Caller) -> str:
         return canonical_entity_slug(name, self.page_db, remote=caller.remote)
 
-    def search_pages(self, query: str, limit: int, caller: Caller) -> tuple[list[dict], str | None]:
+    def search_pages(self, query: str, limit: int, caller: Caller,
+                     keyword_only: bool = False) -> tuple[list[dict], str | None]:
         """Page hits for recall's query arm and, when the vectors took no part, why
-        (a cause named in indexer/search_modes.py); None when they did."""
+        (a cause named in indexer/search_modes.py); None when they did. `keyword_only`:
+        leave the vectors out (an entity miss's near misses, docs/protocol.md §3.3)."""
         if self.index is None:
             return [], why.INDEX_NOT_OPEN
+        if keyword_only:
+            return self.index.search(query, limit, remote=caller.remote, embedder=None, vectors=None)
         cause = self.vectors_missing_cause()
         embedder = self.fact_vectors.query_embedder() if self.fact_vectors is not None else self.embedder
         results, degraded = self.index.search(query, limit, remote=caller.remote, embedder=embedder,
@@ -80,10 +84,10 @@ class Engine:
     def vectors_missing_cause(self) -> str | None:
         """Why a page search would leave the vectors out now; None when it would use them."""
         state = self.models.state if self.models is not None else None
+        if state == why.MODEL_OFF or not self.setting("embeddings.enabled"):
+            return why.EMBEDDINGS_OFF
         if state is None:
             return why.MODEL_NOT_LOADED
-        if state == "disabled":
-            return why.EMBEDDINGS_OFF
         if state == "failed":
             return why.MODEL_FAILED
         if state != "ready" or self.embedder is None:
@@ -163,14 +167,22 @@ class Engine:
         """
         from ...indexer.model_loader import ModelLoader
 
+        if not self.setting("embeddings.enabled"):
+            return self.models_off()
         self.models = ModelLoader(factory=(lambda: embedder) if embedder is not None else None,
                                   cache_root=self.places.cache_root, cancel=self.stopping)
-        if not self.setting("embeddings.enabled"):
-            self.models.disable()
-        elif background:
+        if background:
             self.models.start(then=lambda emb: self._attach_models(emb, progress), start_after=start_after)
         else:
             self._attach_models(self.models.load(), progress)
+        return self.models
+
+    def models_off(self):
+        """Embeddings are off by the settings: say so (state "off") instead of "not loaded"."""
+        from ...indexer.model_loader import ModelLoader
+
+        self.models = ModelLoader(factory=lambda: None)
+        self.models.disable()
         return self.models
 
     def _attach_models(self, embedder, progress=None) -> None:
@@ -202,6 +214,14 @@ class Engine:
         rows = self.facts.active_for_entity(entity_slug, world_only=world_only, limit=5)
         return self.fact_vectors.nearest(rows, text)
 
+    def prefetch_embedding(self, text: str) -> None:
+        """Start embedding the one text a call will need (a fact to dedup, a query, a name that
+        missed) on another thread, so the model runs while the call does its keyword work.
+        Nothing happens without the model."""
+        fact_vectors = self.fact_vectors
+        if fact_vectors is not None and text:
+            fact_vectors.prefetch(text)
+
     def on_fact_insert(self, fid: int, text: str) -> None:
         """Store a new fact's embedding, for dedup and search (the backfill covers facts saved
         before the model loaded)."""
@@ -217,6 +237,8 @@ class Engine:
         self.stopping.set()
         if self.vectors is not None:
             self.vectors.close()
+        if self.fact_vectors is not None:
+            self.fact_vectors.close()
         if self.index is not None and hasattr(self.index, "close"):
             self.index.close()
         self.facts.close()

@@ -101,6 +101,8 @@ class Warmup:
             self.done.set()
 
     def _run(self) -> None:
+        if not self.models:
+            self.engine.models_off()  # "off" from the start, not "not loaded": status, init and recall read it
         t0 = time.monotonic()
         try:
             self.engine.attach_index(watch=self.watch)

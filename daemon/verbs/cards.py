@@ -296,11 +296,12 @@ def facts_only_card(engine, name: str, world_only: bool) -> dict | None:
 
 
 def near_misses(engine, name: str, world_only: bool) -> list[dict]:
-    """Near misses for a name that resolved to nothing, from the page search
-    (keyword, plus vectors once they are built); any failure ⇒ []."""
+    """Near misses for a name that resolved to nothing, from a keyword search of the pages
+    (docs/protocol.md §3.3): a name's neighbours in meaning are not what "did you mean"
+    offers, and leaving the model out keeps a miss as fast as a hit; any failure ⇒ []."""
     try:
         caller = WORLD if world_only else Caller.local()
-        hits, _degraded = engine.search_pages(name.strip()[:MAX_NAME], MAX_RUNNERS_UP, caller)
+        hits, _degraded = engine.search_pages(name.strip()[:MAX_NAME], MAX_RUNNERS_UP, caller, keyword_only=True)
         hits = [h for h in hits if h.get("slug")][:MAX_RUNNERS_UP]
         if world_only and hits:
             # the search already hides private pages; check again, cheaply,

@@ -102,17 +102,20 @@ def _hide_private_successors(engine, facts: list[dict]) -> None:
 
 def recall(engine, args: dict, caller: Caller) -> dict:
     limit = clamp_limit(args.get("limit"), RECALL_LIMIT_DEFAULT, RECALL_LIMIT_MAX)
+    query = (args.get("query") or "").strip()
+    results = None
+    degraded_cause = None
+    if query:
+        # both arms rank by the query's vector: the model starts now, and the page arm (whose
+        # keyword lookups come before its vector step) runs first, so they overlap
+        engine.prefetch_embedding(query)
+        results, degraded_cause = engine.search_pages(query, limit, caller)
     rows = facts_arm(engine, args, caller, limit)
     facts = [fact_projection(r) for r in rows]
     if caller.remote:
         _hide_private_successors(engine, facts)
 
     body: dict = {}
-    results = None
-    degraded_cause = None
-    query = (args.get("query") or "").strip()
-    if query:
-        results, degraded_cause = engine.search_pages(query, limit, caller)
 
     budget = budget_of(args.get("budget_tokens"))
     dropped = 0

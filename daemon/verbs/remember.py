@@ -57,6 +57,9 @@ def remember(engine, args: dict, caller: Caller) -> dict:
             "protocol_version": PROTOCOL_VERSION,
         }
 
+    # the fact's vector is needed for dedup and for storing it: the model starts now, while the
+    # lookups below run (the answer waits for it only where it compares)
+    engine.prefetch_embedding(fact)
     with engine.facts.lock:
         if call_key is not None:
             done = engine.facts.by_call_key(call_key)

@@ -1,0 +1,80 @@
+"""The model on the hot path: remember's answers (docs/protocol.md §3.2) stay what they
+were while the one embedding a call needs runs beside its keyword work
+(indexer/fact_vectors.py `prefetch`), a text is never embedded twice, and an entity
+miss embeds nothing (its near misses are a keyword search, §3.3)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import call
+from vectors_fixtures import minilm, model_engine  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.model
+
+ARGS = {"provenance": "t", "entity": "people/zed"}
+
+
+def test_every_answer_of_remember_is_what_it_was(model_engine, local):
+    # (fact, kind, the status remember answered before the model left its critical path)
+    steps = [
+        ("Zed works at Acme Robotics in Berlin", "fact", "inserted"),
+        ("Zed works at Acme Robotics in Berlin", "fact", "duplicate"),     # the same text
+        ("Zed works at Acme Robotics, Berlin", "fact", "superseded"),      # same claim, same kind
+        ("Zed works at Acme Robotics, Berlin.", "belief", "duplicate"),    # same claim, another kind
+        ("Zed prefers tea to coffee", "preference", "inserted"),           # another claim
+        ("Zed prefers  tea to coffee", "preference", "duplicate"),         # differs in spacing only
+    ]
+    bodies = []
+    for fact, kind, _ in steps:
+        body, err = call(model_engine, "remember", {**ARGS, "fact": fact, "kind": kind}, local)
+        assert not err and "degraded_dedup" not in body, body
+        bodies.append(body)
+    assert [b["status"] for b in bodies] == [s for _, _, s in steps]
+    # what superseded what is unchanged too: the first fact points at the third answer's,
+    # and the duplicates name the fact they matched
+    first = model_engine.facts.get(int(bodies[0]["id"]))
+    assert first["superseded_by"] == int(bodies[2]["id"]) and first["expired_at"] is not None
+    assert bodies[1]["id"] == bodies[0]["id"] and bodies[3]["id"] == bodies[2]["id"]
+    assert bodies[5]["id"] == bodies[4]["id"]
+
+
+def test_a_remembered_fact_is_embedded_once(model_engine, local):
+    fv = model_engine.fact_vectors
+    call(model_engine, "remember", {**ARGS, "fact": "Zed moved to Lisbon in March"}, local)
+    before = fv.embedded
+    # compared with the fact above (dedup), then stored: one embedding of the new text
+    body, _ = call(model_engine, "remember", {**ARGS, "fact": "Zed runs the Lisbon office"}, local)
+    assert body["status"] == "inserted"
+    assert fv.embedded == before + 1
+
+
+def test_a_prefetched_text_is_waited_for_not_embedded_again(model_engine, minilm):
+    fv = model_engine.fact_vectors
+    texts_before = minilm.texts
+    fv.prefetch("who leads  the billing migration?")
+    a = fv.vector("who leads the billing migration?")   # the same tokens
+    b = fv.vector("who leads the billing migration? ")
+    assert minilm.texts == texts_before + 1
+    assert (a == b).all() and abs(float(a @ a) - 1.0) < 1e-4
+
+
+def test_a_recall_embeds_its_query_once_for_both_arms(model_engine, local, minilm):
+    call(model_engine, "remember", {**ARGS, "fact": "Zed leads the billing migration"}, local)
+    before = minilm.texts
+    body, err = call(model_engine, "recall", {"query": "who is  leading billing?", "limit": 5}, local)
+    assert not err and any("billing" in f["fact"] for f in body["facts"]), body
+    assert minilm.texts == before + 1
+
+
+def test_an_entity_miss_embeds_nothing_and_still_suggests(model_engine, local, minilm):
+    page = model_engine.vault / "people" / "zed-example.md"
+    page.parent.mkdir(parents=True, exist_ok=True)
+    page.write_text("---\ntitle: Zed Example\n---\n# Zed Example\n\nZed leads the billing migration.\n")
+    model_engine.attach_index()
+    assert model_engine.vectors.wait_idle()  # the page's chunk is embedded by the build, not by the miss
+    before = minilm.texts
+    body, err = call(model_engine, "entity", {"name": "Zed Exampel billing"}, local)
+    assert not err and body["found"] is False, body
+    assert [s["slug"] for s in body["suggestions"]] == ["people/zed-example"], body
+    assert minilm.texts == before
