@@ -186,6 +186,16 @@ class FactVectors:
             return matrix.top(q, k, ids)
 
 
+    def cosines(self, text: str, ids: Sequence[int]) -> dict[int, float]:
+        """fact id -> cosine to `text`, for the given facts that have a vector."""
+        if not ids:
+            return {}
+        q = self.vector(text)
+        matrix = self.load()
+        with self._matrix_lock:
+            return dict(matrix.top(q, len(ids), ids))
+
+
 class QueryEmbedder:
     """The embedder's interface; a single text comes from the fact vectors' recent texts."""
 
