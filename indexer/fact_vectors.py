@@ -178,19 +178,20 @@ class FactVectors:
                 self._matrix = matrix
             return self._matrix
 
-    def search(self, text: str, k: int, ids: Sequence[int] | None = None) -> list[tuple[int, float]]:
-        """(fact id, cosine) of the k facts nearest `text`, best first; among `ids` when given."""
-        q = self.vector(text)
+    def search(self, text: str | np.ndarray, k: int, ids: Sequence[int] | None = None) -> list[tuple[int, float]]:
+        """(fact id, cosine) of the k facts nearest `text` (or a query vector), best first;
+        among `ids` when given."""
+        q = self.vector(text) if isinstance(text, str) else text
         matrix = self.load()
         with self._matrix_lock:
             return matrix.top(q, k, ids)
 
 
-    def cosines(self, text: str, ids: Sequence[int]) -> dict[int, float]:
-        """fact id -> cosine to `text`, for the given facts that have a vector."""
+    def cosines(self, text: str | np.ndarray, ids: Sequence[int]) -> dict[int, float]:
+        """fact id -> cosine to `text` (or a query vector), for the given facts that have a vector."""
         if not ids:
             return {}
-        q = self.vector(text)
+        q = self.vector(text) if isinstance(text, str) else text
         matrix = self.load()
         with self._matrix_lock:
             return dict(matrix.top(q, len(ids), ids))

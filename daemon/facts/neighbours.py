@@ -8,7 +8,9 @@ best neighbour's score (docs/architecture.md, "Facts ranking"), so such a
 turn rises with the turn that names its subject.
 
 Two facts are neighbours when their ids are consecutive, they share
-provenance and session_id, and they were saved at most ten minutes apart.
+provenance and session_id, they were saved at most ten minutes apart, and
+neither is filed under an entity (a fact about an entity names its subject:
+it needs no neighbour to be understood, and it does not come along with one).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ def neighbours(store, ids: list[int]) -> dict[int, list[int]]:
         pairs = store.db.execute(
             f"SELECT a.id, b.id FROM facts a JOIN facts b ON b.id = a.id + 1 WHERE a.id IN ({marks}) "
             "AND b.source = a.source AND b.source_session IS a.source_session "
+            "AND a.entity_slug IS NULL AND b.entity_slug IS NULL "
             "AND abs(julianday(b.created_at) - julianday(a.created_at)) <= ?",
             [*firsts, NEIGHBOUR_GAP_DAYS]).fetchall()
     wanted = set(ids)

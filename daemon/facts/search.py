@@ -11,7 +11,8 @@ Two arms, combined by score (docs/architecture.md, "Facts ranking"):
   so a remote caller's ranking never touches a private row. A word in most
   facts (a speaker's name opening every turn) is left out of it.
 - vector: cosine to the fact vectors (`indexer/fact_vectors.py`) once the
-  embedding model has loaded.
+  embedding model has loaded; with such a common word in the question, to
+  the mean of the question's vector and that of the question without it.
 
 A fact's score is its cosine plus a share of its BM25, plus a share of its
 best neighbour's score (`neighbours.py`: the turn before or after it in the
@@ -25,6 +26,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from .dates import query_date_words
 from .neighbours import neighbours
 from .store import scope_clauses
@@ -35,11 +38,12 @@ SCOPE_CAP = 20_000     # most facts a scoped vector search scores
 MAX_TERMS = 32
 # cosine a vector-only hit needs, chosen by `bench/retrieval_eval.py --calibrate` (Youden's J
 # over evidence turns vs. the nearest turn of unanswerable questions: 0.55)
-VECTOR_FLOOR = 0.55
+VECTOR_FLOOR = 0.4
 TEXT_WEIGHT, DATE_WEIGHT = 1.0, 0.3
 # chosen on bench/data/hard/conv_a.md (`bench/retrieval_eval.py --set hard-tune`), never on the report set
 KEYWORD_SHARE = 0.3     # weight of the BM25 (relative to the best keyword hit) beside the cosine
 NEIGHBOUR_SHARE = 0.5   # share of the best neighbour's score a fact adds to its own
+NEIGHBOUR_FLOOR = 0.15  # cosine a fact that matched nothing itself needs to come with a neighbour
 COMMON_SHARE = 0.2      # a word in more than this share of the facts' text is left out of the keyword arm
 COMMON_MIN_FACTS = 20   # ... once there are enough facts to say
 
@@ -65,25 +69,38 @@ def content_words(query: str) -> list[str]:
     return words
 
 
-def _uncommon(store, words: list[str]) -> list[str]:
-    """The words that are not in most facts' text. A name that opens every turn of a
-    conversation ("Tom: ...") matches half the facts: on its own it would rank any turn
-    of Tom's above the one that answers; BM25's IDF only damps it, this leaves it out
-    (all of them when every word is that common)."""
+def _common(store, words: list[str]) -> list[str]:
+    """The words in more than COMMON_SHARE of the facts' text. A name that opens every turn
+    of a conversation ("Tom: ...") matches half the facts: on its own it would rank any
+    turn of Tom's above the one that answers (BM25's IDF only damps it; the sentence
+    vector of a short turn is mostly the name)."""
     with store.lock:
         total = store.db.execute("SELECT COUNT(*) FROM facts").fetchone()[0]
         if total < COMMON_MIN_FACTS:
-            return words
+            return []
         cap = int(total * COMMON_SHARE) + 1
-        keep = [w for w in words if store.db.execute(
+        return [w for w in words if store.db.execute(
             "SELECT COUNT(*) FROM (SELECT 1 FROM facts_fts WHERE facts_fts MATCH ? LIMIT ?)",
-            (f'text : "{w}"', cap)).fetchone()[0] < cap]
-    return keep or words
+            (f'text : "{w}"', cap)).fetchone()[0] >= cap]
 
 
-def keyword_expression(store, query: str) -> str | None:
-    words = _uncommon(store, content_words(query))
+def keyword_expression(words: list[str], common: list[str]) -> str | None:
+    """The FTS5 query: the uncommon words (all of them when every word is common)."""
+    words = [w for w in words if w not in common] or words
     return " OR ".join(f'"{w}"' for w in words) if words else None
+
+
+def query_vector(vectors, query: str, common: list[str]):
+    """The query's vector; with common words, the mean of it and the vector of the query
+    without them, so a name in every turn weighs half as much in the cosine."""
+    q = vectors.vector(query)
+    if not common:
+        return q
+    rest = re.sub(r"\b(?:" + "|".join(map(re.escape, common)) + r")(?:'s)?\b", " ", query, flags=re.I)
+    if not any(w.lower() not in STOPWORDS for w in _WORD.findall(rest)):
+        return q
+    mean = q + vectors.vector(rest)
+    return mean / float(np.linalg.norm(mean))
 
 
 _ORDER = f"bm25(facts_fts, {TEXT_WEIGHT}, {DATE_WEIGHT}), facts_fts.rowid DESC"
@@ -119,7 +136,7 @@ def _in_scope(store, ids: list[int], clauses: list[str], params: list) -> set[in
         return {r[0] for r in store.db.execute(f"SELECT id FROM facts WHERE {where}", [*ids, *params])}
 
 
-def vector_ranked(store, vectors, query: str, scoped: bool, clauses: list[str], params: list,
+def vector_ranked(store, vectors, query, scoped: bool, clauses: list[str], params: list,
                   depth: int) -> list[tuple[int, float]]:
     """(fact id, cosine), best first, among facts matching every clause."""
     if scoped:
@@ -155,14 +172,15 @@ def _symmetric(pairs: dict[int, list[int]]) -> dict[int, set[int]]:
     return out
 
 
-def fuse(keyword: dict[int, float], cosine: dict[int, float], near: dict[int, set[int]], floor: float,
-         hybrid: bool) -> list[int]:
+def fuse(ids: set[int], keyword: dict[int, float], cosine: dict[int, float], near: dict[int, set[int]],
+         floor: float, hybrid: bool) -> list[int]:
     """Fact ids, best first: each fact's own score (cosine plus KEYWORD_SHARE of its BM25
     relative to the best keyword hit; BM25 alone without vectors) plus NEIGHBOUR_SHARE of its
-    best neighbour's. A fact is returned only when it or a neighbour matched: a keyword hit,
-    or a cosine at or above `floor` (a query that matches nothing returns nothing)."""
+    best neighbour's. A fact is returned when it matched (a keyword hit, or a cosine at or
+    above `floor`: a query that matches nothing returns nothing), or when a neighbour matched
+    and its own cosine is not unrelated (NEIGHBOUR_FLOOR): "look at this!" comes with the
+    turn before it, an unrelated note saved next to a hit does not."""
     top = max(keyword.values(), default=0.0) or 1.0
-    ids = set(keyword) | set(cosine)
     own = {}
     for fid in ids:
         kw = keyword.get(fid, 0.0) / top
@@ -171,7 +189,8 @@ def fuse(keyword: dict[int, float], cosine: dict[int, float], near: dict[int, se
     scores = {}
     for fid in ids:
         around = near.get(fid, ())
-        if fid not in matched and not any(n in matched for n in around):
+        if fid not in matched and (not hybrid or cosine.get(fid, 0.0) < NEIGHBOUR_FLOOR
+                                   or not any(n in matched for n in around)):
             continue
         scores[fid] = own[fid] + NEIGHBOUR_SHARE * max((own.get(n, 0.0) for n in around), default=0.0)
     return sorted(scores, key=lambda fid: (-scores[fid], -fid))
@@ -182,11 +201,14 @@ def rank_facts(store, vectors, query: str, where: list[str], params: list, limit
     """The facts in scope (`where`) most relevant to `query`, best first, at most `limit` rows."""
     clauses, args = scope_clauses(where, params, active_only, world_only)
     depth = max(DEPTH, limit)
-    expr = keyword_expression(store, query)
+    words = content_words(query)
+    common = _common(store, words)
+    expr = keyword_expression(words, common)
     keyword = dict(keyword_ranked(store, expr, bool(where), clauses, args, depth))
     cosine: dict[int, float] = {}
     if vectors is not None:
-        cosine = dict(vector_ranked(store, vectors, query, bool(where), clauses, args, depth))
+        qv = query_vector(vectors, query, common)
+        cosine = dict(vector_ranked(store, vectors, qv, bool(where), clauses, args, depth))
     found = set(keyword) | set(cosine)
     pairs = neighbours(store, sorted(found))
     around = {j for js in pairs.values() for j in js} - found
@@ -194,8 +216,8 @@ def rank_facts(store, vectors, query: str, where: list[str], params: list, limit
     # keyword arm's depth lends only its cosine
     around = _in_scope(store, sorted(around), clauses, args)
     if vectors is not None:
-        cosine.update(vectors.cosines(query, sorted((found | around) - set(cosine))))
-    ids = fuse(keyword, cosine, _symmetric(pairs), floor, vectors is not None)[:limit]
+        cosine.update(vectors.cosines(qv, sorted((found | around) - set(cosine))))
+    ids = fuse(found | around, keyword, cosine, _symmetric(pairs), floor, vectors is not None)[:limit]
     if not ids:
         return []
     rows = store.query([f"id IN ({','.join('?' * len(ids))})"], ids, "id", None,
