@@ -43,13 +43,13 @@ def test_keyword_only_smoke_slice_holds_its_floor_beside_the_textbook():
 
 def test_hard_tune_smoke_slice_holds_its_floor():
     # the long conversations of bench/data/hard/conv_a.md (1,300 turns), the questions of its first
-    # dialogue; keyword only (embedding every turn takes minutes). Today 0.195 R@10: the floor
-    # sits a little under it, so a ranking regression on material nobody here wrote fails here
+    # dialogue; keyword only (embedding every turn takes minutes). R@10 0.217 today (0.209 before
+    # the common-word and neighbour ranking): the floor sits just under it
     lines = run_eval("--set", "hard-tune", "--mode", "keyword", "--no-baselines")
     got = lines[("conv-hard-tune", "keyword")]
     assert got["n"] >= 70
-    assert got["R@10"] >= 0.17, got
-    assert got["MRR"] >= 0.11, got
+    assert got["R@10"] >= 0.2, got
+    assert got["MRR"] >= 0.12, got
     assert ("conv-hard-report", "keyword") not in lines  # the report set is never asked while tuning
 
 
