@@ -70,19 +70,21 @@ def content_words(query: str) -> list[str]:
     return words
 
 
-def _common(store, words: list[str]) -> list[str]:
-    """The words in more than COMMON_SHARE of the facts' text. A name that opens every turn
-    of a conversation ("Tom: ...") matches half the facts: on its own it would rank any
-    turn of Tom's above the one that answers (BM25's IDF only damps it; the sentence
-    vector of a short turn is mostly the name)."""
+def _common(store, words: list[str], clauses: list[str], params: list) -> list[str]:
+    """The words in more than COMMON_SHARE of the text of the facts in scope. A name that
+    opens every turn of a conversation ("Tom: ...") matches half the facts: on its own it
+    would rank any turn of Tom's above the one that answers (BM25's IDF only damps it; the
+    sentence vector of a short turn is mostly the name). Counted among the facts the caller
+    may see only, so what a remote caller gets never depends on a private fact."""
+    where = " AND ".join(f"({c})" for c in clauses) or "1"
     with store.lock:
-        total = store.db.execute("SELECT COUNT(*) FROM facts").fetchone()[0]
+        total = store.db.execute(f"SELECT COUNT(*) FROM facts WHERE {where}", params).fetchone()[0]
         if total < COMMON_MIN_FACTS:
             return []
         cap = int(total * COMMON_SHARE) + 1
-        return [w for w in words if store.db.execute(
-            "SELECT COUNT(*) FROM (SELECT 1 FROM facts_fts WHERE facts_fts MATCH ? LIMIT ?)",
-            (f'text : "{w}"', cap)).fetchone()[0] >= cap]
+        sql = (f"SELECT COUNT(*) FROM (SELECT 1 FROM facts_fts JOIN facts ON facts.id = facts_fts.rowid "
+               f"WHERE facts_fts MATCH ? AND {where} LIMIT ?)")
+        return [w for w in words if store.db.execute(sql, [f'text : "{w}"', *params, cap]).fetchone()[0] >= cap]
 
 
 def keyword_expression(words: list[str], common: list[str]) -> str | None:
@@ -203,7 +205,7 @@ def rank_facts(store, vectors, query: str, where: list[str], params: list, limit
     clauses, args = scope_clauses(where, params, active_only, world_only)
     depth = max(DEPTH, limit)
     words = content_words(query)
-    common = _common(store, words)
+    common = _common(store, words, clauses, args)
     # without vectors the common word stays: BM25's IDF damps it, and it is then the only thing
     # that tells one speaker's turns from the other's (tune set: R@10 0.286 with it, 0.268 without)
     expr = keyword_expression(words, common if vectors is not None else [])
