@@ -33,7 +33,7 @@ from .neighbours import neighbours
 from .store import scope_clauses
 from ...indexer.timestamps import utcnow
 
-DEPTH = 100            # candidates each arm contributes to the fusion
+DEPTH = 50             # candidates each arm contributes to the fusion
 SCOPE_CAP = 20_000     # most facts a scoped vector search scores
 MAX_TERMS = 32
 # cosine a vector-only hit needs: `bench/retrieval_eval.py --calibrate` (Youden's J over evidence
@@ -47,6 +47,7 @@ NEIGHBOUR_SHARE = 0.5   # share of the best neighbour's score a fact adds to its
 NEIGHBOUR_FLOOR = 0.15  # cosine a fact that matched nothing itself needs to come with a neighbour
 COMMON_SHARE = 0.2      # a word in more than this share of the facts' text is left out of the keyword arm
 COMMON_MIN_FACTS = 20   # ... once there are enough facts to say
+COMMON_WINDOW = 2000    # ... counted among the latest this many facts
 
 STOPWORDS = frozenset("""
 a about after again all also am an and any are as at be been before being both but by can could did do does
@@ -71,19 +72,22 @@ def content_words(query: str) -> list[str]:
 
 
 def _common(store, words: list[str], clauses: list[str], params: list) -> list[str]:
-    """The words in more than COMMON_SHARE of the text of the facts in scope. A name that
-    opens every turn of a conversation ("Tom: ...") matches half the facts: on its own it
-    would rank any turn of Tom's above the one that answers (BM25's IDF only damps it; the
-    sentence vector of a short turn is mostly the name). Counted among the facts the caller
-    may see only, so what a remote caller gets never depends on a private fact."""
-    where = " AND ".join(f"({c})" for c in clauses) or "1"
+    """The words in more than COMMON_SHARE of the text of the latest COMMON_WINDOW facts in
+    scope. A name that opens every turn of a conversation ("Tom: ...") matches half the
+    facts: on its own it would rank any turn of Tom's above the one that answers (BM25's IDF
+    only damps it; the sentence vector of a short turn is mostly the name). Counted among
+    the facts the caller may see only, so what a remote caller gets never depends on a
+    private fact; among the latest ones, so the count costs the same at any size."""
     with store.lock:
+        newest = store.db.execute("SELECT MAX(id) FROM facts").fetchone()[0] or 0
+        lo = newest - COMMON_WINDOW
+        where = " AND ".join([f"facts.id > {int(lo)}"] + [f"({c})" for c in clauses])
         total = store.db.execute(f"SELECT COUNT(*) FROM facts WHERE {where}", params).fetchone()[0]
         if total < COMMON_MIN_FACTS:
             return []
         cap = int(total * COMMON_SHARE) + 1
         sql = (f"SELECT COUNT(*) FROM (SELECT 1 FROM facts_fts JOIN facts ON facts.id = facts_fts.rowid "
-               f"WHERE facts_fts MATCH ? AND {where} LIMIT ?)")
+               f"WHERE facts_fts MATCH ? AND facts_fts.rowid > {int(lo)} AND {where} LIMIT ?)")
         return [w for w in words if store.db.execute(sql, [f'text : "{w}"', *params, cap]).fetchone()[0] >= cap]
 
 
