@@ -194,7 +194,7 @@ class FactVectors:
         q = self.vector(text) if isinstance(text, str) else text
         matrix = self.load()
         with self._matrix_lock:
-            return dict(matrix.top(q, len(ids), ids))
+            return matrix.scores(q, ids)
 
 
 class QueryEmbedder:
@@ -233,6 +233,14 @@ class VectorMatrix:
             self.pos[fid] = row
             self.ids[row] = fid
         self.rows[row] = vec
+
+    def scores(self, q: np.ndarray, ids: Sequence[int]) -> dict[int, float]:
+        """fact id -> cosine, for the given ids that have a row (no ranking)."""
+        known = [i for i in ids if i in self.pos]
+        if not known:
+            return {}
+        sims = self.rows[[self.pos[i] for i in known]] @ q
+        return {fid: float(v) for fid, v in zip(known, sims)}
 
     def top(self, q: np.ndarray, k: int, ids: Sequence[int] | None = None) -> list[tuple[int, float]]:
         if ids is None:

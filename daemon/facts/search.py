@@ -33,7 +33,7 @@ from .neighbours import neighbours
 from .store import scope_clauses
 from ...indexer.timestamps import utcnow
 
-DEPTH = 100            # candidates each arm contributes to the fusion
+DEPTH = 50             # candidates each arm contributes to the fusion
 SCOPE_CAP = 20_000     # most facts a scoped vector search scores
 MAX_TERMS = 32
 # cosine a vector-only hit needs: `bench/retrieval_eval.py --calibrate` (Youden's J over evidence
