@@ -240,12 +240,23 @@ class FactVectors:
                 self._matrix = matrix
             return self._matrix
 
-    def search(self, text: str, k: int, ids: Sequence[int] | None = None) -> list[tuple[int, float]]:
-        """(fact id, cosine) of the k facts nearest `text`, best first; among `ids` when given."""
-        q = self.vector(text)
+    def search(self, text: str | np.ndarray, k: int, ids: Sequence[int] | None = None) -> list[tuple[int, float]]:
+        """(fact id, cosine) of the k facts nearest `text` (or a query vector), best first;
+        among `ids` when given."""
+        q = self.vector(text) if isinstance(text, str) else text
         matrix = self.load()
         with self._matrix_lock:
             return matrix.top(q, k, ids)
+
+
+    def cosines(self, text: str | np.ndarray, ids: Sequence[int]) -> dict[int, float]:
+        """fact id -> cosine to `text` (or a query vector), for the given facts that have a vector."""
+        if not ids:
+            return {}
+        q = self.vector(text) if isinstance(text, str) else text
+        matrix = self.load()
+        with self._matrix_lock:
+            return matrix.scores(q, ids)
 
 
 class QueryEmbedder:
@@ -284,6 +295,14 @@ class VectorMatrix:
             self.pos[fid] = row
             self.ids[row] = fid
         self.rows[row] = vec
+
+    def scores(self, q: np.ndarray, ids: Sequence[int]) -> dict[int, float]:
+        """fact id -> cosine, for the given ids that have a row (no ranking)."""
+        known = [i for i in ids if i in self.pos]
+        if not known:
+            return {}
+        sims = self.rows[[self.pos[i] for i in known]] @ q
+        return {fid: float(v) for fid, v in zip(known, sims)}
 
     def top(self, q: np.ndarray, k: int, ids: Sequence[int] | None = None) -> list[tuple[int, float]]:
         if ids is None:

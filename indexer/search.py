@@ -1,8 +1,9 @@
 """Page search: keyword (tantivy), plus vectors when they are ready, fused by page.
 
 Arms, in order of trust:
-  1. exact: the query is a declared alias, a page's whole title, or one of
-     its headings — these pages lead;
+  1. exact: the query is a declared alias, a page's whole title (in either
+     number: "hotkey" finds the page titled Hotkeys), or one of its
+     headings — these pages lead;
   2. keyword: tantivy over chunks, fielded (title, aliases, headings, path,
      tags, body) with phrase and proximity boosts; the best chunks are then
      re-scored by how much of the query (idf-weighted) they hold;
@@ -84,16 +85,47 @@ def _keyword_pages(index, tokens, key, limit, remote, idf, chunks, finder):
     return _dedup_pages(scored + [(s / best, c, p) for s, c, p in rest])
 
 
+def number_forms(key: str) -> list[str]:
+    """The key, then its last word in the other number: "hotkey" → hotkeys, "themes" → theme,
+    "category" → categories. A one-word query names the page titled in either number."""
+    if not key:
+        return []
+    head, _, last = key.rpartition(" ")
+    head = f"{head} " if head else ""
+    sibilant = last.endswith(("s", "x", "z", "ch", "sh"))
+    forms = [last + "es"] if sibilant else [last + "s"]
+    if last.endswith("y") and len(last) > 2 and last[-2] not in "aeiou":
+        forms = [last[:-1] + "ies"]
+    if last.endswith("ies") and len(last) > 4:
+        forms = [last[:-3] + "y"]
+    elif last.endswith("es") and last[:-2].endswith(("s", "x", "z", "ch", "sh")):
+        forms = [last[:-2]]
+    elif last.endswith("s") and not last.endswith(("ss", "us", "is")) and len(last) > 3:
+        forms = [last[:-1]]
+    out = [key]
+    for f in forms:
+        if head + f not in out:
+            out.append(head + f)
+    return out
+
+
 def _exact_pages(db, query: str, remote: bool):
-    """(alias-hit page ids, whole-title page ids)."""
-    key = normalize_alias(query)
+    """(alias-hit page ids, whole-title page ids): the query as written first, then in the
+    other number (number_forms)."""
     vis = " AND p.visibility != 'private'" if remote else ""
-    alias_ids = [r[0] for r in db.execute(
-        f"SELECT p.id FROM aliases a JOIN pages p ON p.id = a.page_id WHERE a.alias = ?{vis} ORDER BY p.id LIMIT ?",
-        (key, MAX_EXACT))] if key else []
-    title_ids = [r[0] for r in db.execute(
-        f"SELECT p.id FROM pages p WHERE p.title_key = ?{vis} ORDER BY p.id LIMIT ?",
-        (" ".join(query.lower().split()), MAX_EXACT))]
+
+    def lookup(sql: str, keys: list[str]) -> list[int]:
+        out: list[int] = []
+        for k in keys:
+            for (pid,) in db.execute(sql, (k, MAX_EXACT)):
+                if pid not in out:
+                    out.append(pid)
+        return out[:MAX_EXACT]
+
+    alias_ids = lookup(f"SELECT p.id FROM aliases a JOIN pages p ON p.id = a.page_id WHERE a.alias = ?{vis} "
+                       "ORDER BY p.id LIMIT ?", number_forms(normalize_alias(query)))
+    title_ids = lookup(f"SELECT p.id FROM pages p WHERE p.title_key = ?{vis} ORDER BY p.id LIMIT ?",
+                       number_forms(" ".join(query.lower().split())))
     return alias_ids, title_ids
 
 

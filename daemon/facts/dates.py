@@ -5,7 +5,8 @@ its provenance names ("chat 2023-05-07" — when it was said, which an agent
 remembering an older conversation puts there), else the day it was saved
 (`valid_from`). "2023-05-07" becomes `2023 may 7 sunday`, so a
 question asking about "May" or "7 May 2023" can match the facts of that day.
-A question's own ISO dates, "today" and "yesterday" become the same words.
+A question's own ISO dates and the days it names relative to today ("today",
+"yesterday", "3 days ago", "last Saturday") become the same words.
 """
 
 from __future__ import annotations
@@ -46,12 +47,35 @@ def date_words(valid_from, provenance) -> str:
 
 
 _RELATIVE_DAYS = {"today": 0, "yesterday": 1}
+_RELATIVE = re.compile(
+    r"\b(?:(?P<n>\d{1,3}|a|one|two|three|four|five|six|seven|ten) days? ago"
+    r"|(?:last|past) (?P<weekday>" + "|".join(WEEKDAYS) + r")"
+    r"|(?P<before>the day before yesterday))\b")
+_COUNTS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "ten": 10}
+
+
+def _relative_days(query: str, today: _dt.date) -> list[_dt.date]:
+    """The days that "3 days ago", "last Saturday" (the latest Saturday before today) and
+    "the day before yesterday" name, counted from `today`."""
+    out = []
+    for m in _RELATIVE.finditer(query.lower()):
+        if m.group("before"):
+            out.append(today - _dt.timedelta(days=2))
+        elif m.group("weekday"):
+            back = (today.weekday() - WEEKDAYS.index(m.group("weekday"))) % 7 or 7
+            out.append(today - _dt.timedelta(days=back))
+        else:
+            n = m.group("n")
+            out.append(today - _dt.timedelta(days=int(n) if n.isdigit() else _COUNTS[n]))
+    return out
 
 
 def query_date_words(query: str, today: _dt.date) -> str:
-    """Day words for the dates a question names: ISO days, "today", "yesterday"."""
-    days = _days(query)
-    for word in re.findall(r"[a-z]+", query.lower()):
+    """Day words for the dates a question names: ISO days, "today", "yesterday", "3 days
+    ago", "last Saturday", "the day before yesterday"."""
+    days = _days(query) + _relative_days(query, today)
+    lowered = re.sub(r"the day before yesterday", "", query.lower())
+    for word in re.findall(r"[a-z]+", lowered):
         if word in _RELATIVE_DAYS:
             days.append(today - _dt.timedelta(days=_RELATIVE_DAYS[word]))
     return " ".join(day_words(d) for d in days[:3])

@@ -1,0 +1,79 @@
+"""recall's facts ranking on conversations (docs/architecture.md, "Facts ranking"): a name in
+every turn does not win on its own, a turn that points at its subject rises with the turn
+before it, and a question naming a day relative to today meets the facts of that day."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from conftest import call
+
+from vectors_fixtures import minilm, model_engine  # noqa: F401  (fixtures)
+
+SMALL_TALK = ["lol", "haha yes", "ok cool", "oh nice!", "same tbh", "wait what", "ugh I know", "fair enough",
+              "no way", "brilliant", "how was it?", "sounds fun", "good luck!", "ha, classic", "true"]
+
+
+def remember(engine, caller, fact, provenance="conversation c1, session 1, 2024-03-02"):
+    body, err = call(engine, "remember", {"fact": fact, "provenance": provenance}, caller)
+    assert not err, body
+    return body["id"]
+
+
+def recall_ids(engine, caller, query, limit=10):
+    body, err = call(engine, "recall", {"query": query, "limit": limit}, caller)
+    assert not err, body
+    return [f["fact_id"] for f in body["facts"]]
+
+
+def chat(engine, caller, speaker, lines, provenance="conversation c1, session 1, 2024-03-02"):
+    return [remember(engine, caller, f"{speaker}: {line}", provenance) for line in lines]
+
+
+def test_a_name_in_every_turn_does_not_win_on_its_own(model_engine, local):
+    # both speakers' names open every turn: "Caroline" is in half the facts
+    for i, line in enumerate(SMALL_TALK * 2):
+        remember(model_engine, local, f"{'Caroline' if i % 2 else 'Melanie'}: {line}")
+    answer = remember(model_engine, local, "Caroline: I'm single again since the breakup, honestly it feels good")
+    for i, line in enumerate(SMALL_TALK):
+        remember(model_engine, local, f"Caroline: {line}")
+    got = recall_ids(model_engine, local, "What is Caroline's relationship status?")
+    assert got[0] == answer, got
+
+
+def test_a_turn_pointing_at_its_subject_rises_with_the_turn_before(model_engine, local):
+    engine = model_engine
+    chat(engine, local, "Tom", SMALL_TALK[:6])
+    named = remember(engine, local, "Nadia: I bought a vintage typewriter at the flea market")
+    pointer = remember(engine, local, "Tom: look at this beauty!")  # no word of the question
+    chat(engine, local, "Tom", SMALL_TALK[6:12])
+    # the same words saved just after, but in another conversation: not a neighbour
+    other = remember(engine, local, "Sam: look at this!", provenance="conversation c2, session 4, 2024-05-11")
+    got = recall_ids(engine, local, "What did Nadia find at the flea market?")
+    assert got[:2] == [named, pointer], got  # the turn's own text first, its pointer right after
+    assert other not in got
+
+
+def test_a_neighbour_outside_the_callers_scope_lends_nothing(model_engine, local, remote):
+    engine = model_engine
+    body, err = call(engine, "remember", {"fact": "Nadia: I bought a vintage typewriter at the flea market",
+                                          "provenance": "conversation c1, session 1, 2024-03-02",
+                                          "visibility": "private"}, local)
+    assert not err, body
+    pointer = remember(engine, local, "Tom: look at this beauty!")
+    question = "What did Nadia find at the flea market?"
+    assert pointer in recall_ids(engine, local, question)
+    assert recall_ids(engine, remote, question) == []  # the private turn neither shows nor lends
+
+
+def test_a_question_about_last_saturday_meets_that_days_facts(engine, local):
+    today = dt.datetime.now(dt.timezone.utc).date()
+    saturday = today - dt.timedelta(days=(today.weekday() - 5) % 7 or 7)
+    earlier = saturday - dt.timedelta(days=14)  # also a Saturday, saved later: wins a tie
+    that_day = remember(engine, local, "Went climbing with Priya", provenance=f"chat {saturday.isoformat()}")
+    remember(engine, local, "Went climbing with Jonas", provenance=f"chat {earlier.isoformat()}")
+    assert recall_ids(engine, local, "who did I go climbing with last Saturday?")[0] == that_day
+    three_ago = today - dt.timedelta(days=3)
+    swim = remember(engine, local, "Went swimming at the lido", provenance=f"chat {three_ago.isoformat()}")
+    remember(engine, local, "Went swimming in the lake", provenance=f"chat {(today - dt.timedelta(days=9)).isoformat()}")
+    assert recall_ids(engine, local, "where did I swim 3 days ago?")[0] == swim
