@@ -23,7 +23,6 @@ import select
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Callable
@@ -222,8 +221,6 @@ ATTACKS: list[tuple[str, Callable[[Path], dict]]] = [
 
 
 if __name__ == "__main__":
-    for name, attack in ATTACKS:
-        with tempfile.TemporaryDirectory(prefix="abuse-calls-") as scratch:
-            t0 = time.monotonic()
-            row = attack(Path(scratch))
-            print(json.dumps({"attack": name, **row, "seconds": round(time.monotonic() - t0, 1)}), flush=True)
+    from abuse_attacks import run_attacks
+
+    run_attacks(attacks=ATTACKS)

@@ -306,8 +306,6 @@ ATTACKS: list[tuple[str, Callable[[Path], dict]]] = [
 
 
 if __name__ == "__main__":
-    for name, attack in ATTACKS:
-        with tempfile.TemporaryDirectory(prefix="abuse-facts-") as tmp:
-            t0 = time.monotonic()
-            out = attack(Path(tmp))
-            print(json.dumps({"attack": name, **out, "seconds": round(time.monotonic() - t0, 1)}), flush=True)
+    from abuse_attacks import run_attacks
+
+    run_attacks(attacks=ATTACKS)

@@ -22,7 +22,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.error
@@ -222,8 +221,6 @@ ATTACKS: list[tuple[str, Callable[[Path], dict]]] = [
 
 
 if __name__ == "__main__":
-    for name, attack in ATTACKS:
-        with tempfile.TemporaryDirectory(prefix="abuse-oauth-") as scratch:
-            t0 = time.monotonic()
-            print(json.dumps({"attack": name, **attack(Path(scratch)), "seconds": round(time.monotonic() - t0, 1)}),
-                  flush=True)
+    from abuse_attacks import run_attacks
+
+    run_attacks(attacks=ATTACKS)

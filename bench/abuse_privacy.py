@@ -28,7 +28,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -289,12 +288,6 @@ ATTACKS: list[tuple[str, Callable[[Path], dict]]] = [
 
 
 if __name__ == "__main__":
-    for name, attack in ATTACKS:
-        scratch = Path(tempfile.mkdtemp(prefix="abp-", dir="/tmp"))
-        t0 = time.monotonic()
-        try:
-            row = attack(scratch)
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
-        print(json.dumps({"attack": name, **row, "seconds": round(time.monotonic() - t0, 1),
-                          "loadavg": open("/proc/loadavg").read().split()[:3]}), flush=True)
+    from abuse_attacks import run_attacks
+
+    run_attacks(attacks=ATTACKS)

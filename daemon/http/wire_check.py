@@ -14,7 +14,7 @@ authenticated caller's body is ever read here.
 
 from __future__ import annotations
 
-from ..protocol.wire_guard import bad_id, error_line, problem, request_id
+from ..protocol.wire_guard import refusal
 
 
 def _error_response(line: bytes):
@@ -23,17 +23,6 @@ def _error_response(line: bytes):
             (b"content-type", b"application/json"), (b"content-length", str(len(line)).encode())]})
         await send({"type": "http.response.body", "body": line})
     return send_it
-
-
-def refusal(body: bytes) -> bytes | None:
-    """The JSON-RPC error line for a body the socket would refuse the same way; None to pass it on."""
-    bad = problem(body)
-    if bad is not None:
-        return error_line(*bad, request_id(body))
-    bad = bad_id(body)
-    if bad is not None:
-        return error_line(*bad, None)
-    return None
 
 
 class CheckedBodies:

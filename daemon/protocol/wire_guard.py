@@ -259,3 +259,19 @@ def _find(value, bad) -> str | None:
 def error_line(code: int, message: str, req_id=None) -> bytes:
     """One JSON-RPC error answer, newline-framed."""
     return (json.dumps({"jsonrpc": "2.0", "id": req_id, "error": {"code": code, "message": message}}) + "\n").encode()
+
+
+def refusal(line: bytes) -> bytes | None:
+    """The error line for a raw message the socket answers before parsing (too deep, not one
+    object, an id JSON-RPC does not allow); None to pass it on. HTTP bodies and
+    `serve --no-daemon` lines go through the same check, so every transport answers alike."""
+    line = line.strip()
+    if not line:
+        return None
+    bad = problem(line)
+    if bad is not None:
+        return error_line(*bad, request_id(line))
+    bad = bad_id(line)
+    if bad is not None:
+        return error_line(*bad, None)
+    return None

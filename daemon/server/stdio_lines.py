@@ -22,21 +22,7 @@ from contextlib import asynccontextmanager
 
 import anyio
 
-from ..protocol.wire_guard import bad_id, error_line, problem, request_id
-
-
-def line_refusal(line: bytes) -> bytes | None:
-    """The error line for a line the socket would answer with an error before parsing; None to pass it on."""
-    stripped = line.strip()
-    if not stripped:
-        return None
-    bad = problem(stripped)
-    if bad is not None:
-        return error_line(*bad, request_id(stripped))
-    bad = bad_id(stripped)
-    if bad is not None:
-        return error_line(*bad, None)
-    return None
+from ..protocol.wire_guard import refusal as line_refusal
 
 
 class _LockedOut:
