@@ -17,12 +17,18 @@ understood, and it does not come along with one).
 
 from __future__ import annotations
 
-NEIGHBOUR_GAP = "+10 minutes"
-# created_at is written as 2026-12-03T22:24:18.909Z; strftime's %f is seconds with milliseconds
-_LATER = f"strftime('%Y-%m-%dT%H:%M:%fZ', a.created_at, '{NEIGHBOUR_GAP}')"
-_NEXT = ("SELECT b.id FROM facts b WHERE b.source = a.source AND b.source_session IS a.source_session "
-         f"AND b.created_at >= a.created_at AND b.created_at <= {_LATER} "
-         "AND (b.created_at > a.created_at OR b.id > a.id) ORDER BY b.created_at, b.id LIMIT 1")
+from datetime import datetime
+
+NEIGHBOUR_GAP_S = 600  # ten minutes
+# the fact saved just after (or before) one, in its conversation: one step along facts_thread
+_NEXT = ("SELECT id, entity_slug, created_at FROM facts WHERE source = ? AND source_session IS ? "
+         "AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT 1")
+_PREV = ("SELECT id, entity_slug, created_at FROM facts WHERE source = ? AND source_session IS ? "
+         "AND (created_at, id) < (?, ?) ORDER BY created_at DESC, id DESC LIMIT 1")
+
+
+def _seconds(ts: str) -> float:
+    return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
 
 
 def neighbours(store, ids: list[int]) -> dict[int, list[int]]:
@@ -30,22 +36,13 @@ def neighbours(store, ids: list[int]) -> dict[int, list[int]]:
     if not ids:
         return {}
     marks = ",".join("?" * len(ids))
-    with store.lock:
-        # each fact's successor, and the facts whose successor it is (its predecessor)
-        pairs = store.db.execute(
-            f"SELECT a.id, n.id FROM facts a JOIN facts n ON n.id = ({_NEXT}) "
-            f"WHERE a.id IN ({marks}) AND a.entity_slug IS NULL AND n.entity_slug IS NULL", ids).fetchall()
-        pairs += store.db.execute(
-            f"SELECT a.id, n.id FROM facts n JOIN facts a ON a.source = n.source "
-            f"AND a.source_session IS n.source_session AND a.created_at <= n.created_at "
-            f"AND a.created_at >= strftime('%Y-%m-%dT%H:%M:%fZ', n.created_at, '-10 minutes') "
-            f"WHERE n.id IN ({marks}) AND a.id != n.id AND a.entity_slug IS NULL AND n.entity_slug IS NULL "
-            f"AND n.id = ({_NEXT})", ids).fetchall()
-    wanted = set(ids)
     out: dict[int, list[int]] = {}
-    for a, b in set(pairs):
-        if a in wanted and b not in out.get(a, []):
-            out.setdefault(a, []).append(b)
-        if b in wanted and a not in out.get(b, []):
-            out.setdefault(b, []).append(a)
+    with store.lock:
+        rows = store.db.execute(f"SELECT id, source, source_session, created_at FROM facts "
+                                f"WHERE id IN ({marks}) AND entity_slug IS NULL", ids).fetchall()
+        for fid, source, session, created in rows:
+            for sql in (_PREV, _NEXT):
+                hit = store.db.execute(sql, (source, session, created, fid)).fetchone()
+                if hit and hit[1] is None and abs(_seconds(hit[2]) - _seconds(created)) <= NEIGHBOUR_GAP_S:
+                    out.setdefault(fid, []).append(hit[0])
     return out

@@ -36,6 +36,8 @@ CREATE INDEX IF NOT EXISTS facts_entity ON facts(entity_slug, valid_from DESC, i
 CREATE INDEX IF NOT EXISTS facts_created ON facts(created_at DESC, id DESC);
 CREATE INDEX IF NOT EXISTS facts_valid_from ON facts(valid_from DESC, id DESC);
 CREATE INDEX IF NOT EXISTS facts_session ON facts(source_session, created_at DESC);
+-- a fact's neighbours: the next and previous fact of its conversation (facts/neighbours.py)
+CREATE INDEX IF NOT EXISTS facts_thread ON facts(source, source_session, created_at, id);
 CREATE INDEX IF NOT EXISTS facts_superseded ON facts(superseded_by) WHERE superseded_by IS NOT NULL;
 CREATE VIRTUAL TABLE IF NOT EXISTS facts_fts USING fts5(
     text, date, tokenize = 'porter unicode61 remove_diacritics 2'
