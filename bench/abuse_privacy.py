@@ -146,7 +146,7 @@ def bad_private_marks(scratch: Path, rounds: int = 5) -> dict:
 # -- remote put onto an unindexed private page --------------------------------
 
 def remote_put_unindexed(scratch: Path, fresh: int = 10) -> dict:
-    from brain.indexer.scan import MAX_PAGE_BYTES
+    from brain.indexer.vault.scan import MAX_PAGE_BYTES
 
     big = ("---\nvisibility: private\n---\n" + "owner's words " * (MAX_PAGE_BYTES // 14 + 100)).encode()
     binary = b"---\nvisibility: private\n---\nowner's words \x00\x01 in a binary file\n"
@@ -179,7 +179,7 @@ def remote_put_unindexed(scratch: Path, fresh: int = 10) -> dict:
 # -- alias bomb and other hostile pages --------------------------------------
 
 def _hostile_pages() -> dict[str, str]:
-    from brain.indexer.scan import MAX_PAGE_BYTES
+    from brain.indexer.vault.scan import MAX_PAGE_BYTES
 
     room = MAX_PAGE_BYTES - 4096
 

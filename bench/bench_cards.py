@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from brain.indexer.timestamps import iso
+from brain.indexer.vault.timestamps import iso
 from brain.daemon.server.usage_stats import percentile
 
 FIRST = ["Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ivan", "Jia", "Kofi", "Lena",
@@ -82,7 +82,7 @@ def page_specs(n: int, rng: random.Random):
 
 
 def seed(engine, n: int, rng: random.Random, now: dt.datetime) -> dict:
-    from brain.indexer.slugs import normalize_alias
+    from brain.indexer.vault.slugs import normalize_alias
 
     db = engine.page_db
     specs = page_specs(n, rng)

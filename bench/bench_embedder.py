@@ -171,9 +171,9 @@ def mixed_load(client, calls: int, label: str) -> None:
 def daemon_embedder(model_cache: str | None):
     """What the daemon of the installed brain would load (older checkouts: the torch embedder)."""
     try:
-        from brain.indexer.model_loader import load_minilm
+        from brain.indexer.embeddings.model_loader import load_minilm
     except ImportError:
-        from brain.indexer.embedder import MiniLMEmbedder
+        from brain.indexer.embeddings.embedder import MiniLMEmbedder
 
         return MiniLMEmbedder()
     root = Path(tempfile.mkdtemp(prefix="be-models-", dir="/tmp"))
@@ -229,7 +229,7 @@ def plain_onnxruntime(model, texts: list[str], threads: int, batch: int = 8) -> 
 def plain_in_thread(model, texts: list[str], threads: int, niced: bool) -> dict:
     """plain_onnxruntime on a thread of its own; `niced`: at the build threads' priority (its
     session's pool threads inherit it), the like-for-like figure on a machine others share."""
-    from brain.indexer.embed_lanes import lower_thread_priority
+    from brain.indexer.embeddings.embed_lanes import lower_thread_priority
 
     out: dict = {}
 
@@ -247,7 +247,7 @@ def plain_in_thread(model, texts: list[str], threads: int, niced: bool) -> dict:
 def bench_build(pages: int, query_gap_ms: float, model_cache: str | None) -> None:
     from brain.daemon.server.engine import Engine
     from brain.daemon.places import Places
-    from brain.indexer.vectors import ChunkVectors
+    from brain.indexer.embeddings.vectors import ChunkVectors
 
     t = time.perf_counter()
     model = daemon_embedder(model_cache)

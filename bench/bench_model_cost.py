@@ -119,7 +119,7 @@ def tokens_per_chunk(vault_db: Path, cache_root: Path) -> float | None:
     """Mean tokens of the chunks the build embedded (the model's tokenizer, its 128-token cap)."""
     import sqlite3
 
-    from brain.indexer import onnx_export
+    from brain.indexer.embeddings import onnx_export
     from tokenizers import Tokenizer
 
     folder = onnx_export.cached(cache_root)

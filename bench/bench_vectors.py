@@ -54,8 +54,8 @@ def rss_mb(pid: int | str = "self") -> float:
 
 def load_model(threads: int, backend: str = "onnx"):
     """The daemon's embedder (onnxruntime; the export is kept in the temp folder), or torch's."""
-    from brain.indexer.embedder import MiniLMEmbedder
-    from brain.indexer.model_loader import load_minilm
+    from brain.indexer.embeddings.embedder import MiniLMEmbedder
+    from brain.indexer.embeddings.model_loader import load_minilm
 
     t = time.perf_counter()
     if backend == "torch":
@@ -102,8 +102,8 @@ def bench_build(model, n_pages: int) -> None:
     """A generated vault indexed by the real indexer, then its chunks embedded for real."""
     from corpus import generate
 
-    from brain.indexer.fact_vectors import FactVectors
-    from brain.indexer.vectors import ChunkVectors
+    from brain.indexer.embeddings.fact_vectors import FactVectors
+    from brain.indexer.embeddings.vectors import ChunkVectors
 
     with tempfile.TemporaryDirectory(prefix="bv-") as d:
         vault, home = Path(d) / "vault", Path(d) / "home"
@@ -187,8 +187,8 @@ def prepare_big_vault(root: Path, model, n_pages: int, cache: Path | None) -> tu
     """A generated vault with its keyword index, chunk vectors and fact vectors all built."""
     from corpus import generate
 
-    from brain.indexer.fact_vectors import FactVectors
-    from brain.indexer.vectors import ChunkVectors
+    from brain.indexer.embeddings.fact_vectors import FactVectors
+    from brain.indexer.embeddings.vectors import ChunkVectors
 
     vault, home = root / "vault", root / "home"
     t = time.perf_counter()
@@ -227,7 +227,7 @@ def hybrid_queries(summary: dict, n: int) -> list[str]:
 def bench_hybrid(model, n_pages: int, n_queries: int, cache: Path | None, keep: Path | None) -> Path | None:
     """recall's search arm at 20K pages with vectors serving; query embedding included."""
     from brain.daemon.protocol.caller import Caller
-    from brain.indexer.vectors import ChunkVectors
+    from brain.indexer.embeddings.vectors import ChunkVectors
 
     root = keep or Path(tempfile.mkdtemp(prefix="bvh-", dir="/tmp"))
     vault, home, info = prepare_big_vault(root, model, n_pages, cache)

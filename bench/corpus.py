@@ -19,8 +19,8 @@ import json
 import random
 from pathlib import Path
 
-from brain.indexer.timestamps import iso
-from brain.indexer.slugs import slugify as _slug
+from brain.indexer.vault.timestamps import iso
+from brain.indexer.vault.slugs import slugify as _slug
 
 FIRST = ["Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ivan", "Jia", "Kofi", "Lena",
          "Mateo", "Nadia", "Omar", "Priya", "Quinn", "Rosa", "Sven", "Tariq", "Uma", "Viktor", "Wen", "Yara",

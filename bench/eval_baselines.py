@@ -62,7 +62,7 @@ def minilm(doc_ids: Sequence[str], texts: Sequence[str], questions: Sequence[str
     import numpy as np
 
     if embedder is None:
-        from brain.indexer.embedder import MiniLMEmbedder
+        from brain.indexer.embeddings.embedder import MiniLMEmbedder
 
         embedder = MiniLMEmbedder()
     dv = np.asarray(embedder.embed(list(texts)), dtype=np.float32)

@@ -28,7 +28,7 @@ no page in particular and is left out; each distinct heading is asked once.
 Prints one JSON line per set and mode; `run(keyword_only)` returns the same
 figures as {set name: {"R@1", "R@5", "R@10", "MRR", "n"}}. `--evidence` adds
 how the results' `evidence` labels hold up on the questions (the figures the
-thresholds in indexer/evidence.py were chosen from).
+thresholds in indexer/pages/evidence.py were chosen from).
 """
 
 from __future__ import annotations
@@ -159,7 +159,7 @@ def page_headings(text: str) -> list[str]:
 
 def heading_questions(vault: Path) -> list[tuple[str, list[str]]]:
     """One question per distinct heading; its right pages are the pages that carry it."""
-    from brain.indexer.slugs import path_to_slug
+    from brain.indexer.vault.slugs import path_to_slug
 
     pages_of: dict[str, set[str]] = {}
     shown: dict[str, str] = {}
@@ -225,7 +225,7 @@ def misses(brain: Brain, questions, k: int = 1) -> list[dict]:
 
 def baselines(vault: Path, questions: list[tuple[str, list[str]]], name: str) -> dict[str, dict]:
     """The textbook rankings on the same pages and questions: {"<name> [bm25]": figures, ...}."""
-    from brain.indexer.slugs import path_to_slug
+    from brain.indexer.vault.slugs import path_to_slug
     from eval_baselines import rank_pages
 
     ranked = rank_pages(vault, [q for q, _ in questions], path_to_slug)

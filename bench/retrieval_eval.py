@@ -217,7 +217,7 @@ def table(lines: list[dict]) -> str:
 def calibrate() -> dict:
     """The vector floor that best separates evidence turns from the nearest turn of an unanswerable question."""
     import numpy as np
-    from brain.indexer.embedder import MiniLMEmbedder
+    from brain.indexer.embeddings.embedder import MiniLMEmbedder
 
     turns = load_turns()
     questions = load_questions()

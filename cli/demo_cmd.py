@@ -13,7 +13,7 @@ from pathlib import Path
 
 import typer
 
-from ..indexer.search_modes import MODEL_OFF
+from ..indexer.embeddings.search_modes import MODEL_OFF
 from . import route, render
 from .status_view import connect_hint
 
@@ -90,7 +90,7 @@ def register(app: typer.Typer) -> None:
         """Copy PATH, register the copy as the vault and show remember → recall, search, an entity card and a
         context pack (PATH itself is never written to)."""
         from ..daemon import config as config_mod
-        from ..indexer.timestamps import now_iso
+        from ..indexer.vault.timestamps import now_iso
         from .init_cmd import stop_previous
 
         source = path.expanduser().resolve()

@@ -14,7 +14,7 @@ from typing import Callable, Iterable
 
 import typer
 
-from ..indexer.search_modes import OFF_TEXT
+from ..indexer.embeddings.search_modes import OFF_TEXT
 from . import completion, route
 
 CHECKS: dict[str, Callable[["DoctorContext"], Iterable[tuple[str, str, str]]]] = {}
@@ -46,7 +46,7 @@ def _config(ctx: DoctorContext):
         yield ("fail", "vault", f"{ctx.vault} is not a folder: run `brain init PATH` with your notes folder")
     else:
         yield ("ok", "vault", str(ctx.vault))
-        from ..indexer.brain_folder import BrainFolderError, brain_folder
+        from ..indexer.vault.brain_folder import BrainFolderError, brain_folder
 
         try:
             where = brain_folder(ctx.vault, create=False)
@@ -105,7 +105,7 @@ def _model(ctx: DoctorContext):
 @check("held")
 def _held(ctx: DoctorContext):
     """Pages a remote caller sent onto a private page: kept aside, never written over it."""
-    from ..indexer.page_tools import HELD_DIR
+    from ..indexer.pages.page_tools import HELD_DIR
 
     if ctx.vault is None:
         return

@@ -103,8 +103,8 @@ def _index_in_foreground(engine, quiet: bool, vectors: bool = False) -> dict:
 def _all_embedded(engine) -> int | None:
     """How many chunk vectors are stored when every chunk and every fact that
     needs one already has it (for the stored model); None when some work is left."""
-    from ..indexer.fact_vectors import fact_key
-    from ..indexer.vector_files import SIDECAR
+    from ..indexer.embeddings.fact_vectors import fact_key
+    from ..indexer.embeddings.vector_files import SIDECAR
 
     try:
         meta = json.loads((engine.cache_dir / SIDECAR).read_text(encoding="utf-8"))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import typer
 
-from ..indexer.search_modes import MODEL_OFF
+from ..indexer.embeddings.search_modes import MODEL_OFF
 from . import route
 from .status_view import daemon_reading, duration, eta_seconds, next_step, semantic_line, semantic_progress, with_rate
 
@@ -97,7 +97,7 @@ class InitLock:
 
 def _register(p, vault: Path, start: bool) -> int:
     from ..daemon import config as config_mod
-    from ..indexer.timestamps import now_iso
+    from ..indexer.vault.timestamps import now_iso
 
     if vault.exists() and not vault.is_dir():
         typer.echo(f"error: {vault} is a file, not a folder.", err=True)
@@ -108,7 +108,7 @@ def _register(p, vault: Path, start: bool) -> int:
     if not vault.exists():  # the notes folder is the person's: their umask, not brain's private one
         vault.mkdir(parents=True)
         os.chmod(vault, 0o777 & ~user_umask())
-    from ..indexer.brain_folder import BrainFolderError, brain_folder
+    from ..indexer.vault.brain_folder import BrainFolderError, brain_folder
 
     try:
         private_dir(brain_folder(vault))

@@ -4,7 +4,7 @@ files (for scripts), `--md` the whole answer as Markdown."""
 
 from __future__ import annotations
 
-from ..indexer.search_modes import degraded_text
+from ..indexer.embeddings.search_modes import degraded_text
 from .render import _width as terminal_width, colour_on, fact_line, highlight, paint, passage, terms_of
 
 

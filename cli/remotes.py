@@ -35,7 +35,7 @@ def remotes(cfg: dict) -> dict[str, dict]:
 
 
 def save_remote(places, name: str, url: str, token: str) -> Path:
-    from ..indexer.atomic_files import write_atomic
+    from ..indexer.vault.atomic_files import write_atomic
 
     if not NAME_RE.match(name):
         raise RemoteConfigError(f"remote name {name!r} is not allowed: use 1-64 letters, digits, '_' or '-'")

@@ -13,7 +13,7 @@ import os
 import re
 import sys
 
-from ..indexer.search_modes import degraded_text
+from ..indexer.embeddings.search_modes import degraded_text
 
 _STYLES = {"path": "1;36", "title": "1", "hit": "1;33", "dim": "2", "error": "1;31", "fix": "32", "id": "35"}
 

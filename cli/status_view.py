@@ -12,7 +12,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from ..indexer.search_modes import MODEL_OFF, OFF_TEXT
+from ..indexer.embeddings.search_modes import MODEL_OFF, OFF_TEXT
 
 
 def read_status(p, cfg, vault: Path) -> dict:
@@ -24,7 +24,7 @@ def read_status(p, cfg, vault: Path) -> dict:
         if body is not None:
             return body
     from ..daemon.server.engine import Engine
-    from ..indexer.vault_index import VaultIndex
+    from ..indexer.pages.vault_index import VaultIndex
 
     engine = Engine(vault, p, cfg)
     try:

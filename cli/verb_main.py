@@ -91,7 +91,7 @@ def _check(cmd: Command, args: dict) -> None:
         if not 1 <= args["limit"] <= top:
             raise UsageError(f"--limit {args['limit']} is out of range.", f"pass a number from 1 to {top}")
     if (cmd.name, "since") in HUMAN_SINCE and args.get("since"):
-        from ..indexer.timestamps import iso
+        from ..indexer.vault.timestamps import iso
         from ..daemon.protocol.timeparse import HUMAN_SINCE_FORMS, parse_since_human
 
         ts = parse_since_human(args["since"])

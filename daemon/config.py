@@ -101,7 +101,7 @@ def dumps(cfg: dict, existing: str | None = None) -> str:
 
 
 def save(path: Path, cfg: dict) -> None:
-    from ..indexer.atomic_files import write_atomic
+    from ..indexer.vault.atomic_files import write_atomic
 
     try:
         existing = path.read_text(encoding="utf-8")

@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 
 from .private_files import private_dir
-from ..indexer.brain_folder import BrainFolderError, brain_folder
-from ..indexer.timestamps import now_iso
+from ..indexer.vault.brain_folder import BrainFolderError, brain_folder
+from ..indexer.vault.timestamps import now_iso
 
 
 class VaultLocked(RuntimeError):
@@ -42,7 +42,7 @@ class VaultLock:
         """Take the lock, waiting up to `wait_s`; raise VaultLocked if it stays held."""
         if self._fd is not None:
             return
-        # never through a `.brain` link to elsewhere (indexer/brain_folder.py)
+        # never through a `.brain` link to elsewhere (indexer/vault/brain_folder.py)
         private_dir(brain_folder(self.vault))
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)

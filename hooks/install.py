@@ -27,7 +27,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..indexer.atomic_files import write_atomic as atomic_write
+from ..indexer.vault.atomic_files import write_atomic as atomic_write
 
 from . import InstallError
 from . import json_splice as js

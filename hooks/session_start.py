@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..daemon.line_log import append_line
 from ..daemon.protocol.limits import MAX_ENTITIES
-from ..indexer.timestamps import now_iso
+from ..indexer.vault.timestamps import now_iso
 
 MAX_STDIN_BYTES = 1 << 20  # a hook payload is a few hundred bytes
 LOG_ROTATE_BYTES = 1 << 20

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 
-from brain.indexer.slugs import normalize_alias
+from brain.indexer.vault.slugs import normalize_alias
 
 # default page times: one second apart, starting a month ago
 _clock = [dt.datetime.now(dt.timezone.utc).replace(microsecond=0) - dt.timedelta(days=30)]

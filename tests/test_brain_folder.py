@@ -17,7 +17,7 @@ from daemon_fixtures import BRAIN, child_env, reaper  # noqa: F401  (fixtures)
 from indexer_fixtures import open_index, write  # noqa: F401
 
 from brain.daemon.server.engine import Engine
-from brain.indexer.brain_folder import BrainFolderError, brain_folder
+from brain.indexer.vault.brain_folder import BrainFolderError, brain_folder
 
 pytestmark = pytest.mark.usefixtures("reaper")
 

@@ -232,7 +232,7 @@ def test_text_items_cannot_break_out_of_their_line(engine, local):
 
 def test_a_hand_edited_expiry_that_is_not_a_date_does_not_sink_the_pack(vault, places, local):
     from brain.daemon.server.engine import Engine
-    from brain.indexer.timestamps import now_iso
+    from brain.indexer.vault.timestamps import now_iso
 
     log = vault / ".brain" / "facts.jsonl"
     log.parent.mkdir(parents=True)

@@ -77,8 +77,8 @@ def test_the_export_is_cached_by_model_version_and_reused(monkeypatch, tmp_path,
     """No second export: a cached one is found under the models folder, keyed by the model package version."""
     from conftest import MODEL_CACHE
 
-    from brain.indexer import onnx_export
-    from brain.indexer.model_loader import load_minilm
+    from brain.indexer.embeddings import onnx_export
+    from brain.indexer.embeddings.model_loader import load_minilm
 
     folder = onnx_export.cached(models=MODEL_CACHE)
     assert folder is not None and onnx_export.package_version() in folder.name
@@ -95,7 +95,7 @@ def test_the_export_writes_nothing_others_can_read(tmp_path):
     import stat
 
     out = tmp_path / "models" / "export"
-    done = subprocess.run([sys.executable, "-m", "brain.indexer.onnx_export", str(out)], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "brain.indexer.embeddings.onnx_export", str(out)], capture_output=True,
                           text=True, timeout=600, preexec_fn=lambda: os.umask(0o077),
                           env=dict(os.environ, HF_HUB_OFFLINE="1"))
     assert done.returncode == 0, done.stderr
@@ -109,7 +109,7 @@ def test_when_the_export_cannot_run_the_daemon_falls_back_and_says_so(monkeypatc
     from conftest import call
 
     from brain.daemon.server.engine import Engine
-    from brain.indexer import onnx_export
+    from brain.indexer.embeddings import onnx_export
 
     monkeypatch.setenv("BRAIN_MODEL_CACHE", str(tmp_path / "empty-model-cache"))
     blocker = tmp_path / "no-torch"
@@ -170,7 +170,7 @@ def test_a_query_does_not_wait_behind_the_build(minilm):  # noqa: F811
 
 
 def test_background_calls_wait_for_foreground_ones_but_not_forever():
-    from brain.indexer.embed_lanes import PriorityLane
+    from brain.indexer.embeddings.embed_lanes import PriorityLane
 
     lane = PriorityLane(hold_s=0.05, max_wait_s=0.4)
     t = time.monotonic()
@@ -187,8 +187,8 @@ def test_background_calls_wait_for_foreground_ones_but_not_forever():
 
 def test_the_build_embeds_likely_pages_first_and_reports_its_rate(tmp_path, minilm):  # noqa: F811
     """Recently retrieved, recently modified and most linked pages come first; the meter says done/total/rate."""
-    from brain.indexer.db import open_db
-    from brain.indexer.vectors import ChunkVectors
+    from brain.indexer.pages.db import open_db
+    from brain.indexer.embeddings.vectors import ChunkVectors
 
     db = open_db(tmp_path / "index.sqlite")
     table = ChunkTable(db)
@@ -212,7 +212,7 @@ def test_the_build_embeds_likely_pages_first_and_reports_its_rate(tmp_path, mini
             return self.inner.embed(texts)
 
     v = ChunkVectors(db, tmp_path / "cache", Recording(minilm), batch=1)
-    import brain.indexer.vectors as vectors_mod
+    import brain.indexer.embeddings.vectors as vectors_mod
 
     old_window, vectors_mod.WINDOW = vectors_mod.WINDOW, 1  # one text per window: the order is the build order
     try:
@@ -229,7 +229,7 @@ def test_the_build_embeds_likely_pages_first_and_reports_its_rate(tmp_path, mini
 def test_the_time_left_follows_the_characters_left_not_the_chunk_count():
     """Each window is embedded shortest first: 100 short chunks done fast must not
     promise that the 1,800 longer ones left go as fast (docs in BuildMeter)."""
-    from brain.indexer.build_order import BuildMeter
+    from brain.indexer.embeddings.build_order import BuildMeter
 
     m = BuildMeter(workers=2)
     m.start(1900)

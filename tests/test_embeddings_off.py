@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from brain.indexer.search_modes import EMBEDDINGS_OFF, MODEL_OFF, OFF_TEXT
+from brain.indexer.embeddings.search_modes import EMBEDDINGS_OFF, MODEL_OFF, OFF_TEXT
 
 BRAIN = [sys.executable, "-m", "brain.cli.entry"]
 

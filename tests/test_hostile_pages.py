@@ -13,9 +13,9 @@ import time
 from conftest import call
 from indexer_fixtures import open_index, write  # noqa: F401
 
-from brain.indexer import frontmatter
-from brain.indexer.frontmatter import split_frontmatter
-from brain.indexer.parse import parse_page
+from brain.indexer.vault import frontmatter
+from brain.indexer.vault.frontmatter import split_frontmatter
+from brain.indexer.vault.parse import parse_page
 
 
 def bomb(levels: int) -> str:
@@ -75,7 +75,7 @@ def test_a_planted_alias_bomb_keeps_answers_small_and_recall_fast(vault, open_in
 
 
 def test_a_page_over_the_size_limit_is_indexed_as_a_stub(vault, open_index, remote, local):
-    from brain.indexer.scan import MAX_PAGE_BYTES
+    from brain.indexer.vault.scan import MAX_PAGE_BYTES
 
     filler = "export line with zebrafish words\n" * (MAX_PAGE_BYTES // 33 + 100)
     write(vault, "dumps/export.md", "---\ntitle: Big Export\naliases: [the dump]\n---\n# Big Export\n\n" + filler)

@@ -37,7 +37,11 @@ MAY_IMPORT = {
     "brain.daemon.llm": ("brain.daemon.llm", "brain.daemon.config"),
     # the modules directly under daemon/, shared by the daemon and its clients
     "brain.daemon": (*SHARED, "brain.daemon.protocol", "brain.indexer"),
+    # inside the indexer: vault ← embeddings ← pages (indexer/__init__.py)
     "brain.indexer": ("brain.indexer",),
+    "brain.indexer.vault": ("brain.indexer.vault",),
+    "brain.indexer.embeddings": ("brain.indexer.embeddings", "brain.indexer.vault"),
+    "brain.indexer.pages": ("brain.indexer.pages", "brain.indexer.embeddings", "brain.indexer.vault"),
     "brain.hooks": ("brain.hooks", "brain.cli.route", "brain.daemon.protocol", "brain.indexer", *SHARED),
 }
 
@@ -70,6 +74,7 @@ def imported_names(rel: Path, source: str) -> set[str]:
 
 
 _SUBPACKAGES = {p.name for p in (REPO / "daemon").iterdir() if (p / "__init__.py").exists()}
+_INDEXER_PACKAGES = {p.name for p in (REPO / "indexer").iterdir() if (p / "__init__.py").exists()}
 
 
 def rule_for(module: str) -> str | None:
@@ -78,6 +83,8 @@ def rule_for(module: str) -> str | None:
     parts = module.split(".")
     if parts[:2] == ["brain", "daemon"]:
         return f"brain.daemon.{parts[2]}" if len(parts) > 2 and parts[2] in _SUBPACKAGES else "brain.daemon"
+    if parts[:2] == ["brain", "indexer"] and len(parts) > 2 and parts[2] in _INDEXER_PACKAGES:
+        return f"brain.indexer.{parts[2]}"
     top = ".".join(parts[:2])
     return top if top in MAY_IMPORT else None
 
@@ -117,6 +124,10 @@ def test_every_daemon_package_has_a_rule_and_a_docstring_saying_what_it_may_impo
         assert f"brain.daemon.{name}" in MAY_IMPORT, name
         doc = ast.get_docstring(ast.parse((REPO / "daemon" / name / "__init__.py").read_text())) or ""
         assert "May import" in doc, name
+    for name in sorted(_INDEXER_PACKAGES):
+        assert f"brain.indexer.{name}" in MAY_IMPORT, name
+        doc = ast.get_docstring(ast.parse((REPO / "indexer" / name / "__init__.py").read_text())) or ""
+        assert "May import" in doc, name
     for rel, _ in _checked_files():
         assert rule_for(module_name(rel)[0]) is not None, rel
 
@@ -128,7 +139,9 @@ def test_the_rules_catch_a_planted_import():
         (Path("daemon/verbs/recall.py"), "def f():\n    from ..server import socket\n"),
         (Path("daemon/protocol/dispatch.py"), "from ..verbs import recall\n"),
         (Path("daemon/places.py"), "from .facts.store import FactsStore\n"),
-        (Path("indexer/scan.py"), "import brain.daemon.config\n"),
+        (Path("indexer/vault/scan.py"), "import brain.daemon.config\n"),
+        (Path("indexer/vault/parse.py"), "from ..pages.db import open_db\n"),
+        (Path("indexer/embeddings/vectors.py"), "def f():\n    from ..pages import search\n"),
         (Path("hooks/session_start.py"), "from ..daemon.server.usage import UsageLog\n"),
     ]
     found = violations(planted)

@@ -103,7 +103,7 @@ def _vault_files(vault):
 
 
 def test_put_page_onto_a_folder_is_refused_with_a_fix(vault, open_index):
-    from brain.indexer.vault_files import PageWriteError
+    from brain.indexer.vault.vault_files import PageWriteError
 
     (vault / "notes.md").mkdir()        # a folder where the page file would go
     write(vault, "attachments", "not a folder")   # a file where a folder would go
@@ -130,7 +130,7 @@ def test_put_page_accepts_every_slug_the_index_gives_out(vault, open_index):
 
 
 def test_put_page_bad_slug_suggestion_is_itself_valid(vault, open_index):
-    from brain.indexer.vault_files import PageWriteError, check_slug
+    from brain.indexer.vault.vault_files import PageWriteError, check_slug
 
     for slug in ("x/.hidden", "a b", "Café/Ünï", "-lead"):
         with pytest.raises(PageWriteError) as got:
@@ -265,7 +265,7 @@ def test_slug_collision_problems_do_not_pile_up_or_outlive_the_collision(vault, 
 
 @pytest.mark.parametrize("content, words", [("a\x00b", "NUL"), ("bad \ud800 text", "surrogate")])
 def test_put_page_refuses_content_it_could_not_index_before_writing(vault, open_index, content, words):
-    from brain.indexer.vault_files import PageWriteError
+    from brain.indexer.vault.vault_files import PageWriteError
 
     e = open_index(vault)
     with pytest.raises(PageWriteError) as got:
@@ -275,7 +275,7 @@ def test_put_page_refuses_content_it_could_not_index_before_writing(vault, open_
 
 
 def test_put_page_refuses_a_sync_conflict_name_saying_why(vault, open_index):
-    from brain.indexer.vault_files import PageWriteError
+    from brain.indexer.vault.vault_files import PageWriteError
 
     e = open_index(vault)
     with pytest.raises(PageWriteError) as got:
@@ -316,7 +316,7 @@ def test_a_batch_that_fails_is_retried_not_dropped(vault, open_index):
 def test_ignore_globs_do_not_reach_across_folders():
     """gitignore semantics: `*` stays inside one folder, `**` spans any number of them;
     `journal/*.md` must not silently drop the notes of journal/2024/."""
-    from brain.indexer.scan import IgnoreRules
+    from brain.indexer.vault.scan import IgnoreRules
 
     rules = IgnoreRules(["journal/*.md", "a/**/b.md", "x?/y.md", "logs/[0-9]*.md"])
     assert rules.ignored("journal/today.md", False) and not rules.ignored("journal/2024/today.md", False)

@@ -3,11 +3,11 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from brain.indexer.chunks import MAX_CHARS, split_chunks
-from brain.indexer.frontmatter import split_frontmatter
-from brain.indexer.parse import parse_page
-from brain.indexer.timeline import extract_entries, split_timeline
-from brain.indexer.wikilinks import body_links, frontmatter_links
+from brain.indexer.vault.chunks import MAX_CHARS, split_chunks
+from brain.indexer.vault.frontmatter import split_frontmatter
+from brain.indexer.vault.parse import parse_page
+from brain.indexer.vault.timeline import extract_entries, split_timeline
+from brain.indexer.vault.wikilinks import body_links, frontmatter_links
 
 # -- frontmatter ------------------------------------------------------------
 
@@ -213,7 +213,7 @@ _LINE = st.one_of(
 def test_frontmatter_is_what_yaml_says(raw):
     import yaml
 
-    from brain.indexer.frontmatter import json_safe, split_frontmatter
+    from brain.indexer.vault.frontmatter import json_safe, split_frontmatter
 
     try:  # the loader brain uses (libyaml's differs from pure Python on stray tabs)
         expected = yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
@@ -230,7 +230,7 @@ def test_frontmatter_is_what_yaml_says(raw):
 
 
 def test_open_tasks_are_unchecked_list_items_outside_code():
-    from brain.indexer.tasks import open_tasks
+    from brain.indexer.vault.tasks import open_tasks
 
     text = ("- [ ] call Priya\n* [ ] star bullet\n1. [ ] numbered 📅 2027-01-02\n- [x] done\n- [X] done too\n"
             "- [] not a task\n- [ ]\n  - [ ] nested [due:: 2026-12-10]\n```\n- [ ] example\n```\n")

@@ -4,7 +4,7 @@ import os
 
 from indexer_fixtures import open_index, page, write  # noqa: F401
 
-from brain.indexer.scan import MAX_PAGE_BYTES, IgnoreRules, is_conflict_copy
+from brain.indexer.vault.scan import MAX_PAGE_BYTES, IgnoreRules, is_conflict_copy
 
 
 def _slugs(e):

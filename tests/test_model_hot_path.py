@@ -1,6 +1,6 @@
 """The model on the hot path: remember's answers (docs/protocol.md §3.2) stay what they
 were while the one embedding a call needs runs beside its keyword work
-(indexer/fact_vectors.py `prefetch`), a text is never embedded twice, and an entity
+(indexer/embeddings/fact_vectors.py `prefetch`), a text is never embedded twice, and an entity
 miss embeds nothing (its near misses are a keyword search, §3.3)."""
 
 from __future__ import annotations

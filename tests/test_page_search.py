@@ -7,8 +7,8 @@ import sqlite3
 from conftest import call
 from indexer_fixtures import open_index, write  # noqa: F401
 
-from brain.indexer.chunks import split_chunks
-from brain.indexer.keyword import SCHEMA_VERSION
+from brain.indexer.vault.chunks import split_chunks
+from brain.indexer.pages.keyword import SCHEMA_VERSION
 
 FILLER = "Nothing to see in this line, only words that fill the section out to a long chunk. "
 

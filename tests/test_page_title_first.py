@@ -1,4 +1,4 @@
-"""A page titled by the query comes first, in either number (indexer/search.py, the exact arm):
+"""A page titled by the query comes first, in either number (indexer/pages/search.py, the exact arm):
 `hotkey` finds the page titled Hotkeys before long pages that mention the word or carry it as a
 heading."""
 

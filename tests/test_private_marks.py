@@ -21,7 +21,7 @@ from daemon_fixtures import (  # noqa: F401  (fixtures)
 from llm_fakes import FakeLLM, json_answer
 
 from brain.daemon.llm.providers import provider_from_config
-from brain.indexer.parse import parse_page
+from brain.indexer.vault.parse import parse_page
 
 REMOTE = {"surface": "full", "lane": "remote", "client": "test"}
 LOCAL = {"surface": "full", "lane": "local", "client": "test"}

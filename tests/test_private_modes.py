@@ -89,7 +89,7 @@ def test_loose_modes_are_repaired_on_start_and_reported_by_doctor(places, config
 def test_a_new_file_is_as_open_as_its_folder(tmp_path):
     # a sidecar written by a worker thread after the umask was set by someone
     # else must still be private in brain's folders, and a page as open as the vault
-    from brain.indexer.atomic_files import write_atomic
+    from brain.indexer.vault.atomic_files import write_atomic
 
     private, notes = tmp_path / "cache", tmp_path / "notes"
     private.mkdir(mode=0o700)

@@ -16,7 +16,7 @@ from conftest import call
 from daemon_fixtures import configured, daemon, reaper, small_vault, socket_session  # noqa: F401  (fixtures)
 from indexer_fixtures import open_index, write  # noqa: F401
 
-from brain.indexer.scan import MAX_PAGE_BYTES
+from brain.indexer.vault.scan import MAX_PAGE_BYTES
 
 REMOTE = {"surface": "full", "lane": "remote", "client": "test"}
 

@@ -11,7 +11,7 @@ from conftest import call
 from brain.daemon.protocol.budget import budget_of, pack_greedy
 from brain.daemon.protocol.caller import Caller
 from brain.daemon.protocol.errors import ERROR_CODES, InvalidParams, NotFound, Unavailable, VerbError
-from brain.indexer.timestamps import iso
+from brain.indexer.vault.timestamps import iso
 from brain.daemon.protocol.timeparse import parse_date, parse_since_strict, parse_ttl
 
 

@@ -7,7 +7,7 @@ import pytest
 from conftest import call
 from vectors_fixtures import minilm  # noqa: F401  (fixture)
 
-from brain.indexer.timestamps import utcnow
+from brain.indexer.vault.timestamps import utcnow
 from brain.daemon.protocol.timeparse import parse_iso
 
 

@@ -10,7 +10,7 @@ from conftest import call
 from indexer_fixtures import write
 
 from brain.daemon.server.engine import Engine
-from brain.indexer.search_modes import CAUSE_TEXT, KEYWORD_ONLY, degraded_text
+from brain.indexer.embeddings.search_modes import CAUSE_TEXT, KEYWORD_ONLY, degraded_text
 from vectors_fixtures import minilm  # noqa: F401  (fixture)
 
 

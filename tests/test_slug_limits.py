@@ -6,7 +6,7 @@ import pytest
 from conftest import call
 from indexer_fixtures import open_index  # noqa: F401
 
-from brain.indexer.vault_files import MAX_SEGMENT_BYTES
+from brain.indexer.vault.vault_files import MAX_SEGMENT_BYTES
 
 
 def _assert_refused_without_paths(body: dict, is_error: bool, vault) -> None:

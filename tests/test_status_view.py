@@ -48,4 +48,4 @@ def test_the_keyword_only_reason_is_spelled_once():
     literal = "keyword_only_no_embedding_provider"
     holders = [p.relative_to(REPO).as_posix() for folder in ("cli", "daemon", "indexer", "hooks")
                for p in (REPO / folder).rglob("*.py") if literal in p.read_text()]
-    assert holders == ["indexer/search_modes.py"]
+    assert holders == ["indexer/embeddings/search_modes.py"]

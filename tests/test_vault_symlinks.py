@@ -8,8 +8,8 @@ import pytest
 
 from indexer_fixtures import open_index, wait_for, write  # noqa: F401  (fixture)
 
-from brain.indexer.atomic_files import write_atomic
-from brain.indexer.vault_files import PageWriteError
+from brain.indexer.vault.atomic_files import write_atomic
+from brain.indexer.vault.vault_files import PageWriteError
 
 
 @pytest.fixture

@@ -1,9 +1,9 @@
-"""How the vector build cuts its batches (indexer/vectors.py `cut_batches`): few long
+"""How the vector build cuts its batches (indexer/embeddings/vectors.py `cut_batches`): few long
 texts per call, many short ones, none lost or reordered."""
 
 from hypothesis import given, strategies as st
 
-from brain.indexer.vectors import BATCH_CHARS, EMBED_BATCH, TRUNCATED_CHARS, cut_batches
+from brain.indexer.embeddings.vectors import BATCH_CHARS, EMBED_BATCH, TRUNCATED_CHARS, cut_batches
 
 
 def test_long_texts_go_a_few_at_a_time_and_short_ones_many():

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from brain.indexer.db import open_db
-from brain.indexer.vector_files import SIDECAR
-from brain.indexer.vectors import ChunkVectors
+from brain.indexer.pages.db import open_db
+from brain.indexer.embeddings.vector_files import SIDECAR
+from brain.indexer.embeddings.vectors import ChunkVectors
 from vectors_fixtures import ChunkTable, minilm  # noqa: F401  (minilm is a fixture)
 
 pytestmark = pytest.mark.model

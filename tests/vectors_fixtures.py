@@ -25,8 +25,8 @@ def shared_minilm():
         if _MODEL is None:
             from conftest import MODEL_CACHE
 
-            from brain.indexer.embedder import OnnxMiniLM
-            from brain.indexer.onnx_export import ensure
+            from brain.indexer.embeddings.embedder import OnnxMiniLM
+            from brain.indexer.embeddings.onnx_export import ensure
 
             _MODEL = OnnxMiniLM(ensure(models=MODEL_CACHE))
         return _MODEL
@@ -37,7 +37,7 @@ def shared_reference():
     global _REFERENCE
     with _MODEL_LOCK:
         if _REFERENCE is None:
-            from brain.indexer.embedder import MiniLMEmbedder
+            from brain.indexer.embeddings.embedder import MiniLMEmbedder
 
             _REFERENCE = MiniLMEmbedder()
         return _REFERENCE

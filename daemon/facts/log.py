@@ -19,7 +19,7 @@ import logging
 import os
 from pathlib import Path
 
-from ...indexer.atomic_files import fsync_dir
+from ...indexer.vault.atomic_files import fsync_dir
 from .ids import id_problem
 from ..private_files import FILE_MODE, private_dir
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import sqlite3
 
-from ...indexer.timestamps import now_iso
+from ...indexer.vault.timestamps import now_iso
 
 # 2: facts_fts, the keyword index over fact text; 3: several logs, claimed ids, the line each fact came from;
 # 4: call_keys

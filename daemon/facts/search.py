@@ -10,7 +10,7 @@ Two arms, combined by score (docs/architecture.md, "Facts ranking"):
   filter (scope, active, world-only, grep) is SQL applied before the limit,
   so a remote caller's ranking never touches a private row. With vectors,
   a word in most facts (a speaker's name opening every turn) is left out of it.
-- vector: cosine to the fact vectors (`indexer/fact_vectors.py`) once the
+- vector: cosine to the fact vectors (`indexer/embeddings/fact_vectors.py`) once the
   embedding model has loaded; with such a common word in the question, to
   the mean of the question's vector and that of the question without it.
 
@@ -31,7 +31,7 @@ import numpy as np
 from .dates import query_date_words
 from .neighbours import neighbours
 from .schema import scope_clauses
-from ...indexer.timestamps import utcnow
+from ...indexer.vault.timestamps import utcnow
 
 DEPTH = 50             # candidates each arm contributes to the fusion
 SCOPE_CAP = 20_000     # most facts a scoped vector search scores

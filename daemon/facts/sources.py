@@ -18,7 +18,7 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...indexer.atomic_files import write_atomic
+from ...indexer.vault.atomic_files import write_atomic
 from .ids import DERIVED_STEP, MAX_ID, derived_id, line_digest
 from .log import FactsLog
 

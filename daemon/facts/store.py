@@ -22,8 +22,8 @@ from .projection import Projection
 from .sources import DEVICE_DIR, SLOTS, Source, device_id, device_log, discover, max_seq, slot_of
 from ..private_files import private_dir
 from ..protocol.errors import Unavailable
-from ...indexer.brain_folder import BrainFolderError, brain_folder
-from ...indexer.timestamps import iso, now_iso, utcnow
+from ...indexer.vault.brain_folder import BrainFolderError, brain_folder
+from ...indexer.vault.timestamps import iso, now_iso, utcnow
 
 log = logging.getLogger("brain.facts")
 

@@ -13,7 +13,7 @@ import os
 from contextlib import contextmanager
 from pathlib import Path
 
-from ...indexer.atomic_files import write_atomic
+from ...indexer.vault.atomic_files import write_atomic
 
 
 class StateFileError(ValueError):

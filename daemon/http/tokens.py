@@ -15,7 +15,7 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...indexer.timestamps import now_iso
+from ...indexer.vault.timestamps import now_iso
 from .state_file import CachedJson, StateFileError, editing, load_json, save_json
 from ..protocol.surfaces import SURFACE_ORDER
 

@@ -12,7 +12,7 @@ import logging
 import time
 
 from .params import normalize_and_validate
-from ...indexer.timestamps import now_iso
+from ...indexer.vault.timestamps import now_iso
 from .caller import Caller
 from .errors import ScopeDenied, VerbError, internal_envelope
 from .tools import REGISTRY

@@ -13,7 +13,7 @@ import datetime as _dt
 import email.utils
 import re
 
-from ...indexer.timestamps import iso, utcnow
+from ...indexer.vault.timestamps import iso, utcnow
 from .errors import InvalidParams
 
 _UNITS = {

@@ -11,14 +11,14 @@ import logging
 import threading
 from pathlib import Path
 
-from ...indexer.brain_folder import brain_folder
-from ...indexer.db import open_db
-from ...indexer import search_modes as why
+from ...indexer.vault.brain_folder import brain_folder
+from ...indexer.pages.db import open_db
+from ...indexer.embeddings import search_modes as why
 from .. import config as config_mod
 from ..verbs.entity_slugs import canonical_entity_slug
 from ..facts.store import FactsStore
 from ..places import Places
-from ...indexer.timestamps import now_iso
+from ...indexer.vault.timestamps import now_iso
 from ..protocol.caller import Caller
 from .usage import UsageLog
 from ..vault_lock import VaultLock
@@ -67,7 +67,7 @@ class Engine:
     def search_pages(self, query: str, limit: int, caller: Caller,
                      keyword_only: bool = False) -> tuple[list[dict], str | None]:
         """Page hits for recall's query arm and, when the vectors took no part, why
-        (a cause named in indexer/search_modes.py); None when they did. `keyword_only`:
+        (a cause named in indexer/embeddings/search_modes.py); None when they did. `keyword_only`:
         leave the vectors out (an entity miss's near misses, docs/protocol.md §3.3)."""
         if self.index is None:
             return [], why.INDEX_NOT_OPEN
@@ -112,7 +112,7 @@ class Engine:
         holds the writer lock, the index opens read-only over its caches.
         """
         if self.index is None:
-            from ...indexer.vault_index import VaultIndex
+            from ...indexer.pages.vault_index import VaultIndex
             from ..vault_lock import VaultLocked
 
             read_only = False
@@ -154,7 +154,7 @@ class Engine:
         return self.embedder is None
 
 
-    # -- embedding model and vectors (indexer/model_loader.py, vectors.py, fact_vectors.py) --
+    # -- embedding model and vectors (indexer/embeddings/model_loader.py, vectors.py, fact_vectors.py) --
 
     def load_models(self, background: bool = True, start_after=None, progress=None, embedder=None):
         """Load the embedding model, then fact and chunk vectors; search is keyword-only until done.
@@ -163,9 +163,9 @@ class Engine:
         its socket is up). `progress(done, total)` follows the chunk embedding.
         `embedder`: an already-loaded one to use instead of loading MiniLM
         (by default onnxruntime over the cached ONNX export, exported once in
-        a child process; see indexer/model_loader.py).
+        a child process; see indexer/embeddings/model_loader.py).
         """
-        from ...indexer.model_loader import ModelLoader
+        from ...indexer.embeddings.model_loader import ModelLoader
 
         if not self.setting("embeddings.enabled"):
             return self.models_off()
@@ -179,7 +179,7 @@ class Engine:
 
     def models_off(self):
         """Embeddings are off by the settings: say so (state "off") instead of "not loaded"."""
-        from ...indexer.model_loader import ModelLoader
+        from ...indexer.embeddings.model_loader import ModelLoader
 
         self.models = ModelLoader(factory=lambda: None)
         self.models.disable()
@@ -188,8 +188,8 @@ class Engine:
     def _attach_models(self, embedder, progress=None) -> None:
         if embedder is None or self._closed:
             return
-        from ...indexer.fact_vectors import FactVectors
-        from ...indexer.vectors import ChunkVectors
+        from ...indexer.embeddings.fact_vectors import FactVectors
+        from ...indexer.embeddings.vectors import ChunkVectors
 
         self.fact_vectors = FactVectors(self.facts.db, self.facts.lock, embedder)
         self.embedder = embedder  # dedup is live from here (candidates lacking a vector are embedded on use)

@@ -29,13 +29,13 @@ import threading
 import time
 from pathlib import Path
 
-from ...indexer.atomic_files import write_atomic
+from ...indexer.vault.atomic_files import write_atomic
 
 from ... import __version__
 from .. import config as config_mod
 from ..places import Places
 from ..private_files import private_roots, repair_modes, restrict_umask
-from ...indexer.timestamps import now_iso
+from ...indexer.vault.timestamps import now_iso
 from ..rendezvous import EXIT_ALREADY_RUNNING, log_path, pid_path, read_pid_file
 
 log = logging.getLogger("brain.daemon")
@@ -182,7 +182,7 @@ def _open_as_daemon(places: Places, vault: Path, cfg: dict, wait_s: float = 3.0,
 
 def run_daemon(places: Places, vault: Path, cfg: dict, *, foreground: bool = False) -> int:
     """The daemon's whole life; returns the process exit code."""
-    from ...indexer.brain_folder import BrainFolderError
+    from ...indexer.vault.brain_folder import BrainFolderError
     from ..vault_lock import VaultLocked
 
     vault = Path(vault).expanduser().resolve()
@@ -359,7 +359,7 @@ def run_stdio(places: Places, vault: Path, cfg: dict, surface: str) -> int:
 
     from .mcp import serve_stdio
     from ..protocol.caller import Caller
-    from ...indexer.brain_folder import BrainFolderError
+    from ...indexer.vault.brain_folder import BrainFolderError
     from ..vault_lock import VaultLocked
 
     vault = Path(vault).expanduser().resolve()

@@ -13,7 +13,7 @@ import datetime as _dt
 import json
 import math
 
-from ...indexer.timestamps import iso
+from ...indexer.vault.timestamps import iso
 from ..protocol.timeparse import parse_iso
 from ..protocol.tools import VERB_NAMES as VERBS
 from .usage import UsageLog

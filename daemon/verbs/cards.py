@@ -15,9 +15,9 @@ import logging
 import re
 import sqlite3
 
-from ...indexer.slugs import normalize_alias, slugify, slugify_path
-from ...indexer.tasks import open_tasks
-from ...indexer.timestamps import utcnow
+from ...indexer.vault.slugs import normalize_alias, slugify, slugify_path
+from ...indexer.vault.tasks import open_tasks
+from ...indexer.vault.timestamps import utcnow
 from ..protocol.caller import Caller
 
 log = logging.getLogger("brain.cards")

@@ -16,7 +16,7 @@ import logging
 import math
 
 from .cards import build_card, resolve
-from ...indexer.timestamps import iso, utcnow
+from ...indexer.vault.timestamps import iso, utcnow
 from ..protocol.budget import budget_of, estimate_tokens, pack_greedy
 from ..protocol.caller import Caller
 from ..protocol.errors import InvalidParams

@@ -23,7 +23,7 @@ import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...indexer.timestamps import iso, utcnow
+from ...indexer.vault.timestamps import iso, utcnow
 from ..protocol.caller import Caller
 
 log = logging.getLogger("brain.cursors")

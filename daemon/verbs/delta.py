@@ -19,7 +19,7 @@ from .cards import resolve, threads_for
 from .cursors import Cursor, client_of, store_for
 from .delta_facts import BACKLOG_SUFFIX, FactsDelivery, FactsWindow, deliver_facts, window_from_token
 from .delta_streams import PagesDelivery, fetch_pages, pack_pages, page_item, pages_key
-from ...indexer.timestamps import iso, utcnow
+from ...indexer.vault.timestamps import iso, utcnow
 from ..protocol.budget import budget_of
 from ..protocol.caller import Caller
 from ..protocol.errors import InvalidParams

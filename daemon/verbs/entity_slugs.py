@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from ...indexer.slugs import looks_like_slug, normalize_alias, slugify, slugify_path
+from ...indexer.vault.slugs import looks_like_slug, normalize_alias, slugify, slugify_path
 
 _PREFIXES = ("people", "companies")
 

@@ -19,7 +19,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from ...indexer.timestamps import iso
+from ...indexer.vault.timestamps import iso
 from ..protocol.budget import estimate_tokens, pack_greedy
 from ..protocol.caller import Caller
 from ..protocol.timeparse import parse_date
@@ -72,7 +72,7 @@ class GatheredPage:
 class Gathered:
     pages: list[GatheredPage] = field(default_factory=list)
     facts: list[dict] = field(default_factory=list)
-    degraded: str | None = None  # why the page search left the vectors out (indexer/search_modes.py)
+    degraded: str | None = None  # why the page search left the vectors out (indexer/embeddings/search_modes.py)
 
     def slugs(self) -> list[str]:
         return [p.slug for p in self.pages]

@@ -8,8 +8,8 @@ changed since it was read is refused the same way, naming its current hash.
 
 from __future__ import annotations
 
-from ...indexer.search_modes import degraded_fields
-from ...indexer.vault_files import PageWriteError
+from ...indexer.embeddings.search_modes import degraded_fields
+from ...indexer.vault.vault_files import PageWriteError
 from ..protocol.limits import LIST_PAGES_LIMIT_DEFAULT, LIST_PAGES_LIMIT_MAX, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX
 from ..protocol.params import clamp_limit
 from ..protocol.caller import Caller

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ...indexer.search_modes import degraded_fields
+from ...indexer.embeddings.search_modes import degraded_fields
 from ..protocol.params import clamp_limit
-from ...indexer.timestamps import iso
+from ...indexer.vault.timestamps import iso
 from ..protocol.budget import budget_of, estimate_tokens, pack_greedy
 from ..protocol.caller import Caller
 from ..protocol.version import PROTOCOL_VERSION

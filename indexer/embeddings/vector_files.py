@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .atomic_files import write_atomic
+from ..vault.atomic_files import write_atomic
 
 import hnswlib
 

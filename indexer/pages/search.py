@@ -22,9 +22,9 @@ import logging
 from .evidence import CREATE_SAFETY, coverage, evidence_of
 from .keyword import TermFinder, content_tokens, query_tokens, text_key
 from .passage import best_passage
-from .scan import stat_page
-from .search_modes import KEYWORD_ONLY
-from .slugs import normalize_alias
+from ..vault.scan import stat_page
+from ..embeddings.search_modes import KEYWORD_ONLY
+from ..vault.slugs import normalize_alias
 
 log = logging.getLogger("brain.search")
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from .parse import ParsedPage
-from .scan import FileStat, Problem
-from .slugs import normalize_alias, path_to_slug
-from .timestamps import iso_ns, now_iso  # noqa: F401  (vault_index, page_tools import them from here)
-from .wikilinks import LinkResolver
+from ..vault.parse import ParsedPage
+from ..vault.scan import FileStat, Problem
+from ..vault.slugs import normalize_alias, path_to_slug
+from ..vault.timestamps import iso_ns, now_iso  # noqa: F401  (vault_index, page_tools import them from here)
+from ..vault.wikilinks import LinkResolver
 
 _IN_CHUNK = 900  # bound on SQL variables per statement
 

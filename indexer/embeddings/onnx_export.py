@@ -2,7 +2,7 @@
 
 The daemon embeds with onnxruntime (embedder.OnnxMiniLM) and never imports
 torch. This module is the one place that does, and only in a child process
-(`python -m brain.indexer.onnx_export DIR`), so the ~500 MB torch brings in
+(`python -m brain.indexer.embeddings.onnx_export DIR`), so the ~500 MB torch brings in
 never stays in the daemon. The export is a plain TorchScript-based
 `torch.onnx.export` of the bundled BERT behind a wrapper that returns
 `last_hidden_state` (dynamic batch and sequence axes, opset 17); pooling and
@@ -102,7 +102,7 @@ def ensure(cache_root: Path | None = None, models: Path | None = None, timeout_s
         return found
     env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
     with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen([sys.executable, "-m", "brain.indexer.onnx_export", str(target)], env=env,
+        proc = subprocess.Popen([sys.executable, "-m", "brain.indexer.embeddings.onnx_export", str(target)], env=env,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
         deadline = time.monotonic() + timeout_s
         while proc.poll() is None:
@@ -198,7 +198,7 @@ def export_to(out: Path) -> None:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
-        print("usage: python -m brain.indexer.onnx_export OUT_DIR", file=sys.stderr)
+        print("usage: python -m brain.indexer.embeddings.onnx_export OUT_DIR", file=sys.stderr)
         return 2
     try:
         export_to(Path(argv[0]))

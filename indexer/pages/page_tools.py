@@ -13,14 +13,14 @@ import logging
 import time
 from pathlib import Path
 
-from .brain_folder import BrainFolderError, brain_folder
-from .frontmatter import page_visibility, split_frontmatter
-from .parse import parse_page
-from .atomic_files import write_atomic
-from .vault_files import PageWriteError, check_path_length, check_size, check_slug, content_hash, read_bytes
+from ..vault.brain_folder import BrainFolderError, brain_folder
+from ..vault.frontmatter import page_visibility, split_frontmatter
+from ..vault.parse import parse_page
+from ..vault.atomic_files import write_atomic
+from ..vault.vault_files import PageWriteError, check_path_length, check_size, check_slug, content_hash, read_bytes
 from .table_writes import iso_ns
-from .scan import IGNORE_FILE, MAX_PAGE_BYTES, classify, page_path, stat_page
-from .slugs import path_to_slug
+from ..vault.scan import IGNORE_FILE, MAX_PAGE_BYTES, classify, page_path, stat_page
+from ..vault.slugs import path_to_slug
 
 log = logging.getLogger("brain.pages")
 

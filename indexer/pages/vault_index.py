@@ -19,14 +19,14 @@ from typing import Callable, Iterable
 
 from .db import open_db
 from .keyword import KeywordIndex
-from .frontmatter import MAX_FRONTMATTER_BYTES
-from .parse import parse_page, parse_stub
-from .vault_files import PageWriteError, content_hash
+from ..vault.frontmatter import MAX_FRONTMATTER_BYTES
+from ..vault.parse import parse_page, parse_stub
+from ..vault.vault_files import PageWriteError, content_hash
 from .page_tools import PageOps
 from .table_writes import PageTables, collision_echo, now_iso
-from .scan import IGNORE_FILE, FileStat, IgnoreRules, Problem, classify, read_head, read_page, stat_page
-from .slugs import path_to_slug
-from .vault_changes import disk_state, pair_renames, scan_kinds_paths
+from ..vault.scan import IGNORE_FILE, FileStat, IgnoreRules, Problem, classify, read_head, read_page, stat_page
+from ..vault.slugs import path_to_slug
+from ..vault.vault_changes import disk_state, pair_renames, scan_kinds_paths
 
 log = logging.getLogger("brain.indexer")
 
@@ -300,7 +300,7 @@ class VaultIndex(PageOps):
         """Follow saves live (watchdog; polling when inotify is exhausted)."""
         if self.read_only or self.sync is not None:
             return self.sync
-        from .sync import VaultSync
+        from ..vault.sync import VaultSync
 
         self.sync = VaultSync(self, **kw)
         self.sync.start()

@@ -1,0 +1,3 @@
+"""The vault as files: walking it, atomic writes, slugs, frontmatter, Markdown parsing, live sync.
+
+May import: only itself (the lowest package of the indexer)."""
