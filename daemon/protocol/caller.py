@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from ...indexer.vault.visibility import Viewer
+
 # the MCP `_meta` key of a tools/call that carries its idempotency key (docs/protocol.md §3.2)
 IDEMPOTENCY_META = "brain/idempotency_key"
 
@@ -25,6 +27,11 @@ class Caller:
     # the call's idempotency key, as the client sent it in `_meta`: a retry
     # of a write with the same key runs once (docs/protocol.md §3.2); not identity
     idempotency_key: object = field(default=None, compare=False)
+
+    @property
+    def viewer(self) -> Viewer:
+        """What this caller may read: private pages and facts only when trusted (not remote)."""
+        return Viewer(sees_private=not self.remote)
 
     def for_call(self, meta) -> "Caller":
         """This caller, making one call whose MCP `_meta` is `meta`."""

@@ -1,0 +1,17 @@
+"""The store contracts: one typed Protocol per store, and the Engine the verbs are handed.
+
+    pages     pages, chunks, links, aliases, timeline, tags (`pages`)
+    facts     the facts logs, their projection and facts search (`facts`)
+    vectors   chunk and fact vectors (`vectors`)
+    cursors   delta's per-caller cursors (`cursors`)
+    auth      HTTP tokens and OAuth clients (`auth`)
+    engine    what a verb may use: the stores, the models, the clocks (`engine`)
+
+Verbs and the CLI call these methods by intent; no SQL text and no SQL
+fragment crosses a contract, and every read takes the viewer it is for and
+applies visibility itself (docs/architecture.md, "Stores"). The embedded
+SQLite/tantivy/hnswlib code is the first implementation of each contract;
+a second backend implements the same Protocols and needs no change above them.
+
+May import: the protocol core and `brain.indexer` (for the types a contract
+names). Never an implementation: facts, verbs, the server, HTTP or the CLI."""
