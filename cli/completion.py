@@ -1,49 +1,44 @@
 """Values the shell completes, beside commands and flags: harness and MCP host names,
-doctor areas, setting names and the values a setting takes. Each function takes what
-was typed so far and returns the candidates that start with it."""
+setting names and the values a setting takes (doctor areas: doctor.area_names, beside
+the checks). Each function takes what was typed so far and returns the candidates
+that start with it."""
 
 from __future__ import annotations
 
 import typer
 
 
-def _starting(incomplete: str, values) -> list[str]:
+def starting(incomplete: str, values) -> list[str]:
     return [v for v in values if v.startswith(incomplete or "")]
 
 
 def harnesses(incomplete: str) -> list[str]:
     from ..hooks.install import HARNESSES
 
-    return _starting(incomplete, HARNESSES)
+    return starting(incomplete, HARNESSES)
 
 
 def mcp_hosts(incomplete: str) -> list[str]:
     from ..hooks.mcp_files import FILE_HOSTS
     from ..hooks.mcp_register import MCP_HOSTS
 
-    return _starting(incomplete, [*MCP_HOSTS, *FILE_HOSTS])
+    return starting(incomplete, [*MCP_HOSTS, *FILE_HOSTS])
 
 
 def file_hosts(incomplete: str) -> list[str]:
     from ..hooks.mcp_files import FILE_HOSTS
 
-    return _starting(incomplete, FILE_HOSTS)
+    return starting(incomplete, FILE_HOSTS)
 
 
 def scopes(incomplete: str) -> list[str]:
-    return _starting(incomplete, ("user", "project", "local"))
-
-
-def doctor_areas(incomplete: str) -> list[str]:
-    from .doctor import CHECKS
-
-    return _starting(incomplete, CHECKS)
+    return starting(incomplete, ("user", "project", "local"))
 
 
 def setting_names(incomplete: str) -> list[str]:
     from ..daemon import config as config_mod
 
-    return _starting(incomplete, sorted(config_mod.DEFAULTS))
+    return starting(incomplete, sorted(config_mod.DEFAULTS))
 
 
 def setting_values(ctx: typer.Context, incomplete: str) -> list[str]:
@@ -52,7 +47,7 @@ def setting_values(ctx: typer.Context, incomplete: str) -> list[str]:
 
     key = ctx.params.get("key") or ""
     if key in config_mod.CHOICES:
-        return _starting(incomplete, config_mod.CHOICES[key])
+        return starting(incomplete, config_mod.CHOICES[key])
     if isinstance(config_mod.DEFAULTS.get(key), bool):
-        return _starting(incomplete, ("true", "false"))
+        return starting(incomplete, ("true", "false"))
     return []

@@ -14,7 +14,7 @@ from pathlib import Path
 import typer
 
 from ..indexer.embeddings.search_modes import MODEL_OFF
-from . import route, render
+from . import answer_view, route, render
 from .status_view import connect_hint
 
 
@@ -33,7 +33,7 @@ def _run(verb: str, args: dict, no_daemon: bool) -> dict:
 
         p = route.places()
         extra["paths"] = Pages.of(p, route.vault_path(p)).paths(r["slug"] for r in body["results"])
-    render.show(verb, body, args, **extra)
+    answer_view.show(verb, body, args, **extra)
     return body
 
 

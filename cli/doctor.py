@@ -225,11 +225,16 @@ def _changed_behind(ctx: DoctorContext, sources) -> list[str]:
 _MARK = {"ok": "✓", "info": "·", "warn": "!", "fail": "✗"}
 
 
+def area_names(incomplete: str) -> list[str]:
+    """The doctor areas that start with what was typed (for shell completion)."""
+    return completion.starting(incomplete, CHECKS)
+
+
 def register(app: typer.Typer) -> None:
     @app.command("doctor")
     def doctor(area: str = typer.Argument(None, metavar="AREA", help="Run one area only: config, model, held, permissions, "
                                           "facts, index, daemon, memory_verbs_usage, hooks or llm.",
-                                          autocompletion=completion.doctor_areas),
+                                          autocompletion=area_names),
                json_out: bool = typer.Option(False, "--json", help="print the rows as JSON")):
         """Check the config, vault, daemon, indexes, model and integrations; each problem names its fix."""
         import json

@@ -60,7 +60,7 @@ def get_page(name: str, *, no_daemon: bool = False, json_out: bool = False) -> i
     vault, pages = where
     hit = pages.resolve(name)
     slug = hit[0] if hit else name.strip().removesuffix(".md")
-    from .verb_main import route_or_report
+    from .route import route_or_report
 
     body, is_error = route_or_report("get_page", {"slug": slug}, no_daemon)
     if body is None:

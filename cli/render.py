@@ -131,24 +131,6 @@ def fact_line(f: dict, on: bool | None = None) -> str:
             + "  " + paint("(" + ", ".join(tail) + ")", "dim", on))
 
 
-def show(verb: str, body: dict, args: dict | None = None, **extra) -> None:
-    if verb == "recall":  # its own module: labels, locations and the script formats
-        from .recall_view import show_recall
-
-        show_recall(body, args or {}, **extra)
-        return
-    fn = _RENDERERS.get(verb)
-    if fn is None:
-        import json
-
-        print(json.dumps(body, indent=2, ensure_ascii=False))
-        return
-    if verb == "entity":
-        fn(body, args or {}, **extra)
-    else:
-        fn(body)
-
-
 def _remember(b: dict) -> None:
     print(b["status_text"] + (f"  [{b['entity_slug']}]" if b.get("entity_slug") else ""))
     if b.get("valid_until"):
@@ -280,7 +262,7 @@ def _text_block(b: dict) -> None:
         print(f"(more changes waiting: run again with the same --session, or pass {resume})")
 
 
-_RENDERERS = {
+RENDERERS = {
     "remember": _remember,
     "forget": _forget,
     "entity": _entity,

@@ -7,6 +7,7 @@ config file (the CLI is an entry point) and hides which path was taken.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from ..daemon import config as config_mod
@@ -57,6 +58,15 @@ def route_call(verb: str, args: dict, *, no_daemon: bool = False, remote: str | 
 
         return send(p, vault, verb, args)
     return dispatch_in_process(p, vault, cfg, verb, args)
+
+
+def route_or_report(tool: str, args: dict, no_daemon: bool, remote: str | None = None) -> tuple[dict | None, bool]:
+    """route_call for a command: (None, True) after printing why the call could not be made."""
+    try:
+        return route_call(tool, args, no_daemon=no_daemon, remote=remote)
+    except Exception as e:  # no vault, or the daemon or the vault is broken: say so plainly
+        print(f"error: {e}", file=sys.stderr)
+        return None, True
 
 
 def dispatch_in_process(p: Places, vault: Path, cfg: dict, verb: str, args: dict) -> tuple[dict, bool]:

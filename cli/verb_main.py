@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 
-from . import render
+from . import answer_view, render
 from .verb_commands import COMMANDS, HUMAN_SINCE, RECALL_LIMIT, Command
 
 ENTITY_FACTS = 10  # facts a terminal card shows, newest first
@@ -128,6 +128,8 @@ def _run(argv: list[str]) -> int:
         print(_as_the_hook_would(args), file=sys.stderr if ns.json else sys.stdout)
     if cmd.name == "recall":
         args.setdefault("limit", RECALL_LIMIT)
+    from .route import route_or_report
+
     body, is_error = route_or_report(cmd.tool, args, ns.no_daemon, ns.remote)
     if body is None:
         return 1
@@ -141,7 +143,7 @@ def _run(argv: list[str]) -> int:
     extra = _lookups(cmd, body, seen)
     if cmd.name == "recall":
         extra["style"] = {"files": ns.files, "md": ns.md, "scores": ns.scores}
-    render.show(cmd.tool, body, args, **extra)
+    answer_view.show(cmd.tool, body, args, **extra)
     return 0
 
 
@@ -204,16 +206,6 @@ def _entity_facts(slug: str, args: dict) -> list[dict]:
     return [] if is_error else body.get("facts", [])
 
 
-def route_or_report(tool: str, args: dict, no_daemon: bool, remote: str | None = None) -> tuple[dict | None, bool]:
-    from .route import route_call
-
-    try:
-        return route_call(tool, args, no_daemon=no_daemon, remote=remote)
-    except Exception as e:  # no vault, or the daemon or the vault is broken: say so plainly
-        print(f"error: {e}", file=sys.stderr)
-        return None, True
-
-
 def _call(ns) -> int:
     try:
         arguments = json.loads(ns.arguments or "{}")
@@ -223,6 +215,8 @@ def _call(ns) -> int:
     if not isinstance(arguments, dict):
         raise UsageError(f"the arguments must be one JSON object, not a {type(arguments).__name__}.",
                          'wrap them in braces, e.g. brain call recall \'{"entity": "people/me"}\'')
+    from .route import route_or_report
+
     body, is_error = route_or_report(ns.verb, arguments, ns.no_daemon, ns.remote)
     if body is None:
         return 1

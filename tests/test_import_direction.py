@@ -150,6 +150,79 @@ def test_the_rules_catch_a_planted_import():
     assert violations([(Path("daemon/server/engine.py"), "from ..rendezvous import pid_path\n")]) == []
 
 
+def import_graph(files) -> dict[str, set[str]]:
+    """module → the brain modules it imports, top level or inside a function alike: a function-level
+    import only postpones the cycle to the first call, and a module on either side can no longer be
+    understood or moved without the other. `from pkg import name` counts as importing pkg.name when
+    that is a module, else pkg; a module's own package __init__ is not an edge."""
+    files = list(files)
+    modules = {module_name(rel)[0] for rel, _ in files}
+    graph = {}
+    for rel, source in files:
+        me = module_name(rel)[0]
+        targets = set()
+        for name in imported_names(rel, source):
+            while name and name not in modules:
+                name = name.rpartition(".")[0]
+            if name and name != me:
+                targets.add(name)
+        graph[me] = targets
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Each set of modules that import one another round a loop (strongly connected, more than one)."""
+    order, low, stack, on_stack, cycles = {}, {}, [], set(), []
+
+    def visit(v):  # Tarjan's strongly connected components
+        order[v] = low[v] = len(order)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in order:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], order[w])
+        if low[v] == order[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                cycles.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in order:
+            visit(v)
+    return cycles
+
+
+def _all_files():
+    for top in ROOTS:
+        for f in sorted((REPO / top).rglob("*.py")):
+            yield f.relative_to(REPO), f.read_text()
+
+
+def test_no_import_cycles_among_brains_modules():
+    files = list(_all_files())
+    assert len(files) > 100
+    assert import_cycles(import_graph(files)) == []
+
+
+def test_the_cycle_check_sees_a_function_level_import():
+    planted = [
+        (Path("indexer/embeddings/embedder.py"), "from .onnx_export import MANIFEST\n"),
+        (Path("indexer/embeddings/onnx_export.py"), "def f():\n    from .embedder import OnnxMiniLM\n"),
+        (Path("indexer/embeddings/vectors.py"), "from . import embedder\n"),
+    ]
+    assert import_cycles(import_graph(planted)) == [
+        ["brain.indexer.embeddings.embedder", "brain.indexer.embeddings.onnx_export"]]
+
+
 def test_hot_cli_path_imports_nothing_heavy():
     code = (
         "import sys; from brain.cli import entry, verb_main, route, render\n"

@@ -24,9 +24,7 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from .embed_lanes import PriorityLane, TwoLanes, lower_thread_priority, release_freed_memory
-from .onnx_export import MANIFEST, model_id
-
-MINILM_DIM = 384
+from .minilm import MANIFEST, MINILM_DIM, model_id
 
 
 class Embedder(Protocol):

