@@ -21,7 +21,8 @@ from daemon_fixtures import configured, daemon, reaper, small_vault  # noqa: F40
 from tcp_forwarder import Forwarder
 from test_connect import client, client_home, server  # noqa: F401  (fixtures)
 
-from brain.daemon.client.remote import PROTOCOL_VERSION, HttpMcp, RemoteError, _Pool
+from brain.daemon.client.remote import HttpMcp, RemoteError, _Pool
+from brain.daemon.protocol.version import MCP_PROTOCOL_VERSION
 from brain.daemon.http.limits import KEEP_ALIVE_S
 
 pytestmark = pytest.mark.usefixtures("reaper")
@@ -59,7 +60,7 @@ def test_a_remote_recall_opens_one_connection_and_close_ends_the_session(fwd, se
     assert f.accepted == 1
     assert f.open_count() == 0
     later = HttpMcp(server[0], token)
-    later.session, later.protocol = session, PROTOCOL_VERSION
+    later.session, later.protocol = session, MCP_PROTOCOL_VERSION
     with pytest.raises(RemoteError) as e:
         later.post({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                     "params": {"name": "recall", "arguments": {"entity": ENTITY}}})

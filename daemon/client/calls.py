@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..protocol.version import MCP_PROTOCOL_VERSION
 from ..rendezvous import IDENTITY_KEY
 from .probe import vault_identity
 from .spawn import connect_or_start
 
-PROTOCOL_VERSION = "2025-06-18"
 CALL_ID = 2
 
 
@@ -33,7 +33,7 @@ def _request_bytes(verb: str, args, preamble: dict) -> bytes:
     lines = [
         preamble,
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": PROTOCOL_VERSION, "capabilities": {},
+            "protocolVersion": MCP_PROTOCOL_VERSION, "capabilities": {},
             "clientInfo": {"name": client, "version": "1"}}},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": CALL_ID, "method": "tools/call", "params": {"name": verb, "arguments": args}},

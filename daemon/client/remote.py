@@ -30,9 +30,9 @@ import urllib.parse
 import urllib.request
 
 from ..protocol.caller import IDEMPOTENCY_META
+from ..protocol.version import MCP_PROTOCOL_VERSION
 from .call_keys import CallKeys, fresh_key, wants_key
 
-PROTOCOL_VERSION = "2025-06-18"
 UNAUTHORIZED = -32001  # JSON-RPC server error: the remote refused the credential
 CALL_GRACE_S = 600.0  # after the host closes stdin, how long its last calls may still take
 
@@ -114,11 +114,11 @@ class HttpMcp:
         return [json.loads(body)] if body.strip() else []
 
     def initialize(self, params: dict | None = None) -> dict:
-        params = params or {"protocolVersion": PROTOCOL_VERSION, "capabilities": {},
+        params = params or {"protocolVersion": MCP_PROTOCOL_VERSION, "capabilities": {},
                             "clientInfo": {"name": "brain-connect", "version": "1"}}
         self.session = None
         answer = self._request("initialize", params)
-        self.protocol = (answer.get("result") or {}).get("protocolVersion") or PROTOCOL_VERSION
+        self.protocol = (answer.get("result") or {}).get("protocolVersion") or MCP_PROTOCOL_VERSION
         self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return answer
 
@@ -335,7 +335,7 @@ def relay_stdio(url: str, token: str, stdin=None, stdout=None) -> int:
                 answers = client.post(msg)
             for a in answers:
                 if msg.get("method") == "initialize" and "result" in a:
-                    client.protocol = a["result"].get("protocolVersion") or PROTOCOL_VERSION
+                    client.protocol = a["result"].get("protocolVersion") or MCP_PROTOCOL_VERSION
                 write(a)
             if "id" in msg:
                 keys.answered(msg["id"])

@@ -32,7 +32,8 @@ import time
 from collections import OrderedDict
 from typing import Callable
 
-from ..client.calls import PROTOCOL_VERSION, DaemonCallError, answer_body, json_line
+from ..client.calls import DaemonCallError, answer_body, json_line
+from ..protocol.version import MCP_PROTOCOL_VERSION
 
 log = logging.getLogger("brain.http.link")
 
@@ -71,7 +72,7 @@ class DaemonLink:
         writer.write(b"".join(json_line(m) for m in (
             preamble,
             {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": PROTOCOL_VERSION, "capabilities": {},
+                "protocolVersion": MCP_PROTOCOL_VERSION, "capabilities": {},
                 "clientInfo": {"name": preamble.get("client", "brain-http"), "version": "1"}}},
             {"jsonrpc": "2.0", "method": "notifications/initialized"},
         )))
