@@ -13,7 +13,7 @@ def starting(incomplete: str, values) -> list[str]:
 
 
 def harnesses(incomplete: str) -> list[str]:
-    from ..hooks.install import HARNESSES
+    from ..hooks.harnesses import HARNESSES
 
     return starting(incomplete, HARNESSES)
 

@@ -15,12 +15,12 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import shutil
 import subprocess
 from typing import Optional
 from urllib.parse import urlparse
 
 from . import completion, route
+from ..hooks.harnesses import HARNESSES
 from .hooks_cmd import MCP_HOST_HELP, mcp_file_install
 
 
@@ -88,8 +88,8 @@ def register(app) -> None:
         if remove:
             if not remove_remote(p, remove):
                 fail(f"no remote brain named {remove!r}", "see `brain connect --list`")
-            typer.echo(f"forgot {remove!r}. If a harness has it registered: `claude mcp remove {remove}` or "
-                       f"`codex mcp remove {remove}`; for opencode, Cursor, VS Code or Gemini CLI delete the "
+            by_cli = " or ".join(f"`{h.program} mcp remove {remove}`" for h in HARNESSES.values())
+            typer.echo(f"forgot {remove!r}. If a harness has it registered: {by_cli}; for opencode, Cursor, VS Code or Gemini CLI delete the "
                        f"{remove!r} entry from its MCP config (docs/harnesses.md lists the files).")
             return
         if not url or not token:
@@ -97,9 +97,8 @@ def register(app) -> None:
                  "run `brain connect https://HOST/mcp --token T` (make the token on the server with "
                  "`brain auth token create NAME`)")
         from ..hooks.mcp_files import FILE_HOSTS
-        from ..hooks.mcp_register import MCP_HOSTS
 
-        if install and install not in (*MCP_HOSTS, *FILE_HOSTS):
+        if install and install not in (*HARNESSES, *FILE_HOSTS):
             fail(f"--install {install!r}: no such MCP host", f"use one of {MCP_HOST_HELP}")
         if not url.startswith(("http://", "https://")):
             fail(f"{url!r} is not an http(s) URL", "pass the full endpoint, e.g. https://brain.example.org/mcp")
@@ -134,7 +133,7 @@ def register(app) -> None:
             argv = mcp.remote_add_argv(harness, name, url, inst.brain_program())
         except InstallError as e:
             fail(str(e))
-        exe = shutil.which(argv[0])
+        exe = HARNESSES[harness].find_program()
         if exe is None:
             typer.echo(f"`{argv[0]}` is not on PATH, so nothing was registered. Run this once it is:\n"
                        f"  {shlex.join(argv)}", err=True)

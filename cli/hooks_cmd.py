@@ -10,24 +10,30 @@ typer to load. It is registered here too so `--help` lists it.
 
 from __future__ import annotations
 
+import os
 import shlex
-import shutil
 import subprocess
 
 import typer
 
+from ..hooks.harnesses import HARNESSES
+from ..hooks.mcp_files import FILE_HOSTS
 from . import completion, route
 from .hooks_doctor import deadline_ms as _deadline_ms  # importing it registers `brain doctor hooks`
 
-HARNESS_HELP = "claude (Claude Code) or codex (OpenAI Codex)"
-MCP_HOST_HELP = "claude, codex, opencode, cursor, vscode or gemini"
+
+def _one_of(names) -> str:
+    names = list(names)
+    return ", ".join(names[:-1]) + " or " + names[-1]
+
+
+HARNESS_HELP = " or ".join(f"{h.name} ({h.label})" for h in HARNESSES.values())
+MCP_HOST_HELP = _one_of([*HARNESSES, *FILE_HOSTS])
 SCOPE_HELP = ("user: every project (default); project: this repository's shared config; local: this "
               "repository, only you (claude only). codex takes user only")
 
 
 def _harness(name: str) -> str:
-    from ..hooks.install import HARNESSES
-
     if name not in HARNESSES:
         typer.echo(f"error: unknown harness {name!r}.", err=True)
         typer.echo(f"fix: use one of {', '.join(HARNESSES)}.", err=True)
@@ -51,7 +57,7 @@ def hooks_install(harness: str, project: bool, dry_run: bool) -> int:
     """Add our SessionStart (and for Codex, PostCompact) hook; idempotent."""
     from ..hooks import install as inst
 
-    target = inst.target_for(harness, project)
+    target = HARNESSES[harness].target(project)
     command = inst.hook_command()
     try:
         changes, warnings = inst.plan_install(target, command, inst.hook_timeout(_deadline_ms(route.load_config())))
@@ -65,11 +71,7 @@ def hooks_install(harness: str, project: bool, dry_run: bool) -> int:
         return 0
     _show_plan(changes, dry_run)
     if not dry_run:
-        if harness == "claude":
-            typer.echo("Claude Code runs it at the next session start, resume, /clear and compaction.")
-        else:
-            typer.echo("Codex runs it at the next session start and after compaction; Codex may ask you to "
-                       "review and trust the new hook first (/hooks in Codex).")
+        typer.echo(HARNESSES[harness].installed_note)
         typer.echo("Check the whole chain with `brain doctor hooks`.")
     return 0
 
@@ -78,7 +80,7 @@ def hooks_uninstall(harness: str, project: bool, dry_run: bool) -> int:
     """Remove only our hook; original bytes come back when nothing else changed."""
     from ..hooks import install as inst
 
-    target = inst.target_for(harness, project)
+    target = HARNESSES[harness].target(project)
     try:
         changes, notes = inst.plan_uninstall(target)
     except inst.InstallError as e:
@@ -127,19 +129,19 @@ def mcp_install(harness: str, scope: str, dry_run: bool) -> int:
     codex; the command and config block are printed when that CLI is not
     installed), or by editing the host's JSON config (the others)."""
     from ..hooks import install as inst
-    from ..hooks import mcp_files
     from ..hooks import mcp_register as mcp
 
-    if harness in mcp_files.FILE_HOSTS:
+    if harness in FILE_HOSTS:
         return mcp_file_install(harness, scope, dry_run)
-    if harness == "codex" and scope != "user":
-        typer.echo(f"error: codex registers MCP servers for your user only (in {inst.codex_home() / 'config.toml'}); "
+    h = HARNESSES[harness]
+    if scope not in h.mcp_scopes:
+        typer.echo(f"error: {h.name} registers MCP servers for your user only (in {h.mcp_file(os.environ)}); "
                    f"--scope {scope} cannot be honoured.", err=True)
-        typer.echo("fix: run `brain mcp install codex` without --scope (or with --scope user).", err=True)
+        typer.echo(f"fix: run `brain mcp install {h.name}` without --scope (or with --scope user).", err=True)
         return 2
     program = inst.brain_program()
     argv = mcp.mcp_add_argv(harness, program, scope)
-    exe = shutil.which(argv[0])
+    exe = h.find_program()
     if dry_run or exe is None:
         if exe is None:
             typer.echo(f"`{argv[0]}` is not on PATH, so nothing was registered. Run this once it is:")
@@ -164,8 +166,7 @@ def mcp_install(harness: str, scope: str, dry_run: bool) -> int:
         typer.echo(r.stdout, nl=False)
     if r.returncode != 0:
         typer.echo(r.stderr, err=True, nl=False)
-        again = (f"claude mcp remove --scope {scope} {mcp.MCP_NAME}" if harness == "claude"
-                 else f"codex mcp remove {mcp.MCP_NAME}")
+        again = h.mcp_remove(mcp.MCP_NAME, scope)
         typer.echo(f"fix: if brain is already registered, remove it first (`{again}`) and run this again.", err=True)
         return r.returncode
     return 0
@@ -219,10 +220,7 @@ def register(app: typer.Typer) -> None:
                         dry_run: bool = typer.Option(False, "--dry-run", help="print the command or diff; change nothing")):
         """Register `brain serve --surface starter` as an MCP server (runs `claude mcp add` / `codex mcp add`;
         edits the JSON config of opencode, Cursor, VS Code and Gemini CLI)."""
-        from ..hooks.mcp_files import FILE_HOSTS
-        from ..hooks.mcp_register import MCP_HOSTS
-
-        if harness not in MCP_HOSTS + tuple(FILE_HOSTS):
+        if harness not in (*HARNESSES, *FILE_HOSTS):
             typer.echo(f"error: unknown MCP host {harness!r}.", err=True)
             typer.echo(f"fix: use one of {MCP_HOST_HELP}.", err=True)
             raise typer.Exit(2)

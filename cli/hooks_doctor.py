@@ -26,17 +26,18 @@ def deadline_ms(cfg: dict) -> int:
 def _installed_hooks():
     """(harness, hooks file, command, target) for every config that runs our hook."""
     from ..hooks import install as inst
+    from ..hooks.harnesses import HARNESSES
 
     found = []
-    for harness in inst.HARNESSES:
+    for harness in HARNESSES.values():
         for project in (False, True):
-            t = inst.target_for(harness, project)
+            t = harness.target(project)
             try:
                 text = inst.read_text(t.hooks_file)
             except inst.InstallError:
                 continue
             if inst.has_our_hooks(text) and t.hooks_file not in [f[1] for f in found]:
-                found.append((harness, t.hooks_file, inst.our_handler(text)[0], t))
+                found.append((harness.name, t.hooks_file, inst.our_handler(text)[0], t))
     return found
 
 
@@ -94,7 +95,7 @@ def _program_check(program: str, command: str) -> tuple[str, str, str | None]:
 
 @check("hooks")
 def _hooks_check(ctx: DoctorContext):
-    from ..hooks import install as inst
+    from ..hooks.harnesses import HARNESSES
 
     found = _installed_hooks()
     if not found:
@@ -102,14 +103,7 @@ def _hooks_check(ctx: DoctorContext):
                "`brain hooks install claude` (or `codex`; add --project for one repository)")
     for harness, path, command, t in found:
         yield ("ok", "hook config", f"{harness}: {path} runs `{command}`")
-        if t.flag_file is not None:
-            state = inst.codex_flag_state(inst.read_text(t.flag_file))
-            if state is False:
-                yield ("fail", "codex feature flag", f"hooks are switched off in {t.flag_file}: set "
-                       "`[features] hooks = true`")
-            elif state is None:
-                yield ("warn", "codex feature flag", f"{t.flag_file} does not set `[features] hooks = true` "
-                       "(older Codex builds need it): run `brain hooks install codex`")
+        yield from HARNESSES[harness].doctor_checks(t)
     argv = None
     for program, command in _distinct_programs(found):
         status, detail, runnable = _program_check(program, command)

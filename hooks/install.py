@@ -1,13 +1,12 @@
-"""Installers: put our session-start hook into Claude Code's or Codex's config
-and take it out again (MCP registration lives in mcp_register.py).
+"""Installers: put our session-start hook into a harness's hooks file and take
+it out again (which harnesses, and where their files live: harnesses.py; MCP
+registration: mcp_register.py and mcp_files.py).
 
-Claude Code reads hooks from `~/.claude/settings.json`, and in a project from
-`.claude/settings.local.json` (personal, not committed: where a hook that
-runs this user's brain belongs); Codex from `hooks.json` next to its config
-(`~/.codex/`, or `.codex/` in a project), with the hooks feature on in
-`~/.codex/config.toml` (`[features] hooks = true`; see codex_flag). Both files
-share one shape: `hooks.<Event>` is a list of matcher groups, each with a
-`hooks` list of `{type: "command", command, timeout}` handlers.
+Claude Code's `settings.json` and Codex's `hooks.json` share one shape:
+`hooks.<Event>` is a list of matcher groups, each with a `hooks` list of
+`{type: "command", command, timeout}` handlers. Codex also needs its hooks
+feature on in `config.toml` (`[features] hooks = true`; see codex_flag), the
+target's `flag_file`.
 
 Every edit is a text splice (see json_splice), the file's previous bytes go
 to one backup, `<name>.bak` (each write replaces it), and the file is
@@ -36,7 +35,6 @@ from .session_start import repo_root
 
 SESSION_MATCHER = "startup|resume|clear|compact|fork"
 COMPACT_MATCHER = "manual|auto"
-HARNESSES = ("claude", "codex")
 
 
 @dataclass(frozen=True)
@@ -58,35 +56,9 @@ class Change:
 # -- where things live ---------------------------------------------------------
 
 
-def claude_dir(environ=None) -> Path:
-    env = os.environ if environ is None else environ
-    return Path(env.get("CLAUDE_CONFIG_DIR") or Path(env.get("HOME") or Path.home()) / ".claude").expanduser()
-
-
-def codex_home(environ=None) -> Path:
-    env = os.environ if environ is None else environ
-    return Path(env.get("CODEX_HOME") or Path(env.get("HOME") or Path.home()) / ".codex").expanduser()
-
-
 def project_dir(cwd: Path | None = None) -> Path:
     here = Path(cwd or Path.cwd()).resolve()
     return repo_root(here) or here
-
-
-def target_for(harness: str, project: bool = False, cwd: Path | None = None, environ=None) -> Target:
-    """The file(s) an install for `harness` edits."""
-    if harness == "claude":
-        path = (project_dir(cwd) / ".claude" / "settings.local.json" if project
-                else claude_dir(environ) / "settings.json")
-        return Target("claude", path, (("SessionStart", SESSION_MATCHER),))
-    if harness == "codex":
-        home = codex_home(environ)
-        path = project_dir(cwd) / ".codex" / "hooks.json" if project else home / "hooks.json"
-        # SessionStart(source=compact) is what puts context back after a
-        # compaction; PostCompact runs the same command to start/warm the daemon
-        return Target("codex", path, (("SessionStart", SESSION_MATCHER), ("PostCompact", COMPACT_MATCHER)),
-                      flag_file=home / "config.toml")
-    raise InstallError(f"unknown harness {harness!r}: use one of {', '.join(HARNESSES)}")
 
 
 def brain_program() -> list[str]:

@@ -14,6 +14,7 @@ import pytest
 
 from brain.hooks import install as inst
 from brain.hooks import mcp_register
+from brain.hooks.harnesses import HARNESSES
 
 GOLDEN = Path(__file__).parent / "golden" / "hooks"
 BRAIN = [sys.executable, "-m", "brain.cli.entry"]
@@ -21,8 +22,8 @@ VENV_BIN = str(Path(sys.executable).parent)
 GOLDEN_BRAIN = "/opt/brain/bin/brain"       # the program the golden files show
 CMD = f"{GOLDEN_BRAIN} hook session-start"
 INSTALLED = str(Path(VENV_BIN) / "brain")   # what an install run by this interpreter writes
-CLAUDE = inst.target_for("claude").events
-CODEX = inst.target_for("codex").events
+CLAUDE = HARNESSES["claude"].events
+CODEX = HARNESSES["codex"].events
 
 
 def golden(name: str) -> str:

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from brain.hooks import install as inst
 from brain.hooks import json_splice as js
+from brain.hooks.harnesses import HARNESSES
 
 scalars = st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(max_size=12)
 values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
@@ -50,7 +51,7 @@ def test_add_item_then_remove_it_round_trips(items, style, new):
 def test_install_then_uninstall_is_the_identity_on_any_settings_file(doc, style):
     doc.pop("hooks", None)
     text = dump(doc, style)
-    events = inst.target_for("codex").events
+    events = HARNESSES["codex"].events
     added = inst.add_hooks(text, events, "brain hook session-start", 5)
     assert inst.has_our_hooks(added) and not inst.has_our_hooks(text)
     assert inst.remove_hooks(added) == text
