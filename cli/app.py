@@ -9,7 +9,6 @@ table of contents.
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import importlib.util
 import os
@@ -183,9 +182,9 @@ for _name in _AREAS:
         importlib.import_module(f"{__package__}.{_name}").register(app)
 
 
-def _from_argparse(name: str, parser, summary: str, run) -> "click.Command":
-    """A click command mirroring a lean argparse parser, for `--help` and shell
-    completion; running it hands the raw arguments to `run` (the lean path)."""
+def click_command(cmd, run) -> "click.Command":
+    """The click command for a declared command (verb_commands.Command), for `--help` and
+    shell completion; running it hands the raw arguments to `run` (the lean path)."""
     import click
 
     class _Lean(click.Command):
@@ -194,45 +193,42 @@ def _from_argparse(name: str, parser, summary: str, run) -> "click.Command":
             return super().parse_args(ctx, args)
 
     params, args_help = [], []
-    for action in parser._actions:
-        if isinstance(action, argparse._HelpAction):
-            continue
-        if not action.option_strings:
-            metavar = action.dest.upper()
-            optional = action.nargs == "?"
-            params.append(click.Argument([action.dest], required=not optional,
+    for o in cmd.all_opts():
+        help_ = cmd.help_of(o)
+        if o.positional:
+            metavar = o.dest.upper()
+            optional = o.optional_positional
+            params.append(click.Argument([o.dest], required=not optional,
                                          metavar=f"[{metavar}]" if optional else metavar))
-            if action.help:
-                args_help.append(f"{metavar}  {action.help}")
-        elif isinstance(action, argparse._StoreTrueAction):
-            params.append(click.Option(list(action.option_strings), is_flag=True, help=action.help))
+            if help_:
+                args_help.append(f"{metavar}  {help_}")
+        elif o.kind == "flag":
+            params.append(click.Option(list(o.names), is_flag=True, help=help_))
         else:
-            kind = click.Choice(list(action.choices)) if action.choices else (action.type or str)
-            params.append(click.Option(list(action.option_strings), type=kind, required=action.required,
-                                       help=action.help))
+            choices = cmd.choices_of(o)
+            kind = click.Choice(list(choices)) if choices else (int if o.kind == "int" else str)
+            params.append(click.Option(list(o.names), type=kind, required=o.required, help=help_))
 
     def callback(**_):
         raise SystemExit(run(click.get_current_context().meta["brain_argv"]))
 
-    return _Lean(name, params=params, callback=callback, short_help=summary, options_metavar="[OPTIONS]",
+    summary = cmd.help_summary
+    return _Lean(cmd.name, params=params, callback=callback, short_help=summary, options_metavar="[OPTIONS]",
                  help=summary + ("\n\n\b\n" + "\n".join(args_help) if args_help else ""))
 
 
 def brain_command():
-    """The whole command tree: the typer app plus the verb commands."""
+    """The whole command tree: the typer app plus the declared verb commands and `brain serve`."""
     from typer.main import get_command
 
+    from .daemon_cmd import SERVE, serve_main
     from .verb_commands import COMMANDS
-
-    from .daemon_cmd import _serve_parser, serve_main
-    from .verb_main import parser_for, run
+    from .verb_main import run
 
     group = get_command(app)
-    for cmd in COMMANDS.values():
-        group.add_command(_from_argparse(cmd.name, parser_for(cmd, with_help=True), cmd.help_summary,
-                                         lambda argv, name=cmd.name: run([name, *argv])), cmd.name)
-    serve = _serve_parser()
-    group.add_command(_from_argparse("serve", serve, serve.description, serve_main), "serve")
+    for cmd in (*COMMANDS.values(), SERVE):
+        runs = serve_main if cmd is SERVE else (lambda argv, name=cmd.name: run([name, *argv]))
+        group.add_command(click_command(cmd, runs), cmd.name)
     return group
 
 

@@ -1,8 +1,9 @@
 """`brain daemon start|stop|status|logs` and `brain serve`.
 
 `brain serve` is what an MCP host spawns, so it takes a lean path
-(`serve_main`, argparse, no typer) from `entry.py`; its parser is its only
-declaration (`app.py` makes `--help` and completion from it). typer is
+(`serve_main`, argparse, no typer) from `entry.py`; it is declared once, as
+`SERVE` (its argparse parser here and its click command in `app.py` are made
+from that). typer is
 imported inside `register` only, for the same reason.
 """
 
@@ -14,21 +15,26 @@ import sys
 from pathlib import Path
 
 from . import route
+from .verb_commands import Command, Opt, add_options
 
 DEFAULT_HTTP_HOST = "127.0.0.1"
 DEFAULT_HTTP_PORT = 3131
 
 
+SERVE = Command("serve", None, (
+    Opt(("--surface",), None, help="verbs | starter | full (default: config mcp_surface, else full)"),
+    Opt(("--http",), None, "flag", "serve Streamable HTTP MCP with bearer tokens"),
+    Opt(("--host",), None, help=f"HTTP bind address (default {DEFAULT_HTTP_HOST})"),
+    Opt(("--port",), None, "int", f"HTTP port (default {DEFAULT_HTTP_PORT})"),
+    Opt(("--no-daemon",), None, "flag", "run the engine in this process (stdio only)"),
+    Opt(("--remote",), None, help="relay stdio to the remote brain NAME (see `brain connect`)", metavar="NAME"),
+), summary="Serve MCP: what an MCP host spawns (stdio relay to the daemon, or in-process with --no-daemon), "
+   "or --http for remote agents.", common=False)
+
+
 def _serve_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="brain serve", description="Serve MCP: what an MCP host spawns (stdio relay to "
-                                "the daemon, or in-process with --no-daemon), or --http for remote agents.")
-    p.add_argument("--surface", help="verbs | starter | full (default: config mcp_surface, else full)")
-    p.add_argument("--http", action="store_true", help="serve Streamable HTTP MCP with bearer tokens")
-    p.add_argument("--host", help=f"HTTP bind address (default {DEFAULT_HTTP_HOST})")
-    p.add_argument("--port", type=int, help=f"HTTP port (default {DEFAULT_HTTP_PORT})")
-    p.add_argument("--no-daemon", action="store_true", help="run the engine in this process (stdio only)")
-    p.add_argument("--remote", metavar="NAME", help="relay stdio to the remote brain NAME (see `brain connect`)")
-    return p
+    # argparse's own errors and abbreviations (`--surf`), as `brain serve` has always taken them
+    return add_options(argparse.ArgumentParser(prog="brain serve", description=SERVE.summary), SERVE, with_help=True)
 
 
 def _err(msg: str, fix: str | None = None) -> None:
@@ -200,7 +206,7 @@ def register(app) -> None:
                 else:
                     time.sleep(0.3)
 
-    # `brain serve` is declared once, by _serve_parser; app.py makes its help and completion from it
+    # `brain serve` is declared once, as SERVE; app.py makes its help and completion from it
 
     @check("daemon")
     def _daemon_check(ctx):

@@ -3,8 +3,9 @@
 Each command names the tool it calls and, flag by flag, the tool parameter the
 flag fills; help, choices and limits come from the tool registry
 (`daemon/protocol/tools.py`). The lean argparse parser (`verb_main.py`), the click
-commands behind `--help` and shell completion (`app.py`) and the error text
-that names flags instead of wire keys are all made from this table.
+commands behind `--help` and shell completion (`app.py`, `click_command`) and the
+error text that names flags instead of wire keys are all made from this table.
+`brain serve` is declared the same way, beside its code (`daemon_cmd.SERVE`).
 
 Lean on purpose: plain classes, and the tool registry is imported only
 when help, choices or limits are asked for (`brain recall --entity X` parses
@@ -24,13 +25,14 @@ def _registry():
 
 class Opt:
     def __init__(self, names: tuple[str, ...], param: str | None, kind: str = "str", help=None,
-                 required: bool = False, optional_positional: bool = False):
+                 required: bool = False, optional_positional: bool = False, metavar: str | None = None):
         self.names = names                  # ("--entity", "-e"), or ("QUERY",) for a positional
         self.param = param                  # the tool parameter it fills; None: the CLI's own
         self.kind = kind                    # str | int | flag
         self.help = help                    # text, a function making it, or None: the parameter's description
         self.required = required
         self.optional_positional = optional_positional
+        self.metavar = metavar              # the value's name in argparse's usage line (None: its own)
 
     @property
     def positional(self) -> bool:
@@ -79,6 +81,26 @@ class Command:
     @property
     def help_summary(self) -> str:
         return self.summary or (self.tooldef.summary if self.tooldef else "")
+
+
+def add_options(p, cmd: Command, with_help: bool = False):
+    """The argparse parser `p` with the declared command's arguments and options added, in declaration order."""
+    for o in cmd.all_opts():
+        kw: dict = {"dest": o.dest, "help": cmd.help_of(o) if with_help else None}
+        if o.positional:
+            p.add_argument(o.dest, help=kw["help"], **({"nargs": "?"} if o.optional_positional else {}))
+            continue
+        if o.kind == "flag":
+            kw["action"] = "store_true"
+        else:
+            kw["type"] = int if o.kind == "int" else str
+            kw["required"] = o.required
+            if cmd.choices_of(o):
+                kw["choices"] = cmd.choices_of(o)
+            if o.metavar:
+                kw["metavar"] = o.metavar
+        p.add_argument(*o.names, **kw)
+    return p
 
 
 COMMON = (

@@ -12,7 +12,7 @@ import json
 import sys
 
 from . import answer_view, render
-from .verb_commands import COMMANDS, HUMAN_SINCE, RECALL_LIMIT, Command
+from .verb_commands import COMMANDS, HUMAN_SINCE, RECALL_LIMIT, Command, add_options
 
 ENTITY_FACTS = 10  # facts a terminal card shows, newest first
 
@@ -30,21 +30,7 @@ class _Parser(argparse.ArgumentParser):
 
 def parser_for(cmd: Command, with_help: bool = False) -> argparse.ArgumentParser:
     """The command's parser; `with_help` adds each option's help (for `--help`, not needed to parse)."""
-    p = _Parser(prog=f"brain {cmd.name}", add_help=False, allow_abbrev=False)
-    for o in cmd.all_opts():
-        kw: dict = {"dest": o.dest, "help": cmd.help_of(o) if with_help else None}
-        if o.positional:
-            p.add_argument(o.dest, help=kw["help"], **({"nargs": "?"} if o.optional_positional else {}))
-            continue
-        if o.kind == "flag":
-            kw["action"] = "store_true"
-        else:
-            kw["type"] = int if o.kind == "int" else str
-            kw["required"] = o.required
-            if cmd.choices_of(o):
-                kw["choices"] = cmd.choices_of(o)
-        p.add_argument(*o.names, **kw)
-    return p
+    return add_options(_Parser(prog=f"brain {cmd.name}", add_help=False, allow_abbrev=False), cmd, with_help)
 
 
 def unknown_flag(cmd: Command, argv: list[str]) -> UsageError | None:

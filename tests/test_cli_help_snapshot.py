@@ -101,6 +101,11 @@ def snapshot() -> str:
         for p in cmd.params:
             if _is_option(p) and not p.is_flag and not p.hidden:
                 out.append(f"  {p.opts[0]} _: " + " ".join(_completions([*words, p.opts[0]], "")))
+    from brain.cli.daemon_cmd import _serve_parser  # what `brain serve` parses with on its lean path
+
+    out.append("==== brain serve: the lean path's parser")
+    with _env(COLUMNS="100"):
+        out.append(_serve_parser().format_help().rstrip("\n"))
     return "\n".join(out) + "\n"
 
 
@@ -120,6 +125,15 @@ def test_the_snapshot_covers_every_verb_command_and_serve():
     text = GOLDEN.read_text(encoding="utf-8")
     for name in (*COMMANDS, "serve", "config set", "hooks install", "mcp install"):
         assert f"==== brain {name} --help (exit 0)" in text, name
+
+
+def test_the_command_tree_is_made_without_argparse_internals():
+    """The click commands come from the declarations (verb_commands.Command), not from
+    reading a parser's private attributes back."""
+    cli = Path(__file__).resolve().parents[1] / "cli"
+    for f in sorted(cli.glob("*.py")):
+        text = f.read_text(encoding="utf-8")
+        assert "._actions" not in text and "argparse._" not in text, f.name
 
 
 if __name__ == "__main__":
