@@ -1,11 +1,12 @@
-"""Text embeddings: one small interface and the two MiniLM backends.
+"""Text embeddings: one small interface (`Embedder`) and the two MiniLM backends.
 
 The daemon embeds with onnxruntime over the bundled MiniLM exported to ONNX
 (onnx_export.py): no torch in a process that runs all day. When the export
 cannot run (no torch to export with, a failed check) it falls back to
 sentence-transformers and says why (`fallback_reason`, shown by status and
-`brain doctor model`). Both backends give the same vectors and the same
-model id, so stored vectors stay valid across them.
+`brain doctor model`); which backend is tried when is declared in
+runtimes.py. Both backends give the same vectors and the same model id, so
+stored vectors stay valid across them.
 
 Both embed on two lanes, queries before the build (embed_lanes.py); the
 build runs `workers` such calls at a time. Nothing here imports a model

@@ -2,8 +2,8 @@
 
 Nothing here imports a model library at module level: the daemon starts a
 `ModelLoader` after its socket is up and serves keyword-only search until the
-model is ready. `load_minilm` prefers the ONNX export and falls back to
-sentence-transformers, saying why (embedder.py).
+model is ready. `load_minilm` takes the first embedding runtime that loads
+(runtimes.py: the ONNX export, else sentence-transformers, saying why).
 """
 
 from __future__ import annotations
@@ -24,31 +24,13 @@ log = logging.getLogger("brain.embedder")
 
 def load_minilm(cache_root: Path, on_phase: Callable[[str], None] | None = None,
                 cancel: threading.Event | None = None):
-    """The daemon's MiniLM: onnxruntime over the cached export (exporting once if needed),
-    else sentence-transformers with `fallback_reason` saying why. `cancel` ends an export
-    in progress (onnx_export.ExportCancelled: no fallback, the daemon is stopping)."""
-    from . import onnx_export
-    from .embedder import MiniLMEmbedder, OnnxMiniLM
+    """The daemon's MiniLM: the first runtime that loads (runtimes.PREFERENCE: onnxruntime over
+    the cached export, exporting once if needed, else sentence-transformers with
+    `fallback_reason` saying why). `cancel` ends an export in progress
+    (onnx_export.ExportCancelled: no fallback, the daemon is stopping)."""
+    from .runtimes import load_preferred
 
-    try:
-        folder = onnx_export.cached(cache_root)
-        if folder is None:
-            if on_phase:
-                on_phase("exporting the model to ONNX (once; keyword search serves meanwhile)")
-            t = time.monotonic()
-            folder = onnx_export.ensure(cache_root, cancel=cancel)
-            log.info("exported the embedding model to ONNX in %.1fs: %s", time.monotonic() - t, folder)
-        return OnnxMiniLM(folder)
-    except onnx_export.ExportCancelled:
-        raise
-    except Exception as e:  # no onnxruntime, no torch to export with, a failed check: the torch path still works
-        reason = str(e) if isinstance(e, onnx_export.ExportFailed) else f"{type(e).__name__}: {e}"
-        log.warning("ONNX model unavailable (%s); falling back to sentence-transformers", reason)
-        if on_phase:
-            on_phase("loading sentence-transformers (ONNX unavailable)")
-        fallback = MiniLMEmbedder()
-        fallback.fallback_reason = reason
-        return fallback
+    return load_preferred(cache_root, on_phase, cancel)
 
 
 class ModelLoader:
