@@ -10,25 +10,28 @@ table all come from there.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 
-@dataclass(frozen=True)
 class Setting:
     """One setting: everything `brain config`, completion, the defaults and the README's
-    Settings table know about it. `kind` picks how a typed value is checked (PARSERS)."""
+    Settings table know about it. `kind` picks how a typed value is checked (PARSERS).
+    A plain class: the CLI's hot path imports this module, and a dataclass costs it ~2 ms."""
 
-    key: str
-    default: object
-    kind: str                              # text | bool | int | list | choice | url | timestamp | folder
-    help: str                              # the README's "meaning" column
-    low: int = 0                           # int: the allowed range
-    high: int = 2**31
-    choices: tuple[str, ...] = ()          # choice: the closed set of values
-    prefixes: tuple[str, ...] = ()         # url: what the value must start with
-    takes: str = ""                        # url, timestamp: "takes …" in the refusal
-    default_doc: str | None = None         # the README's default column, when not the value itself
+    __slots__ = ("key", "default", "kind", "help", "low", "high", "choices", "prefixes", "takes", "default_doc")
+
+    def __init__(self, key: str, default: object, kind: str, help: str, *, low: int = 0, high: int = 2**31,
+                 choices: tuple[str, ...] = (), prefixes: tuple[str, ...] = (), takes: str = "",
+                 default_doc: str | None = None):
+        self.key = key
+        self.default = default
+        self.kind = kind                   # text | bool | int | list | choice | url | timestamp | folder
+        self.help = help                   # the README's "meaning" column
+        self.low, self.high = low, high    # int: the allowed range
+        self.choices = choices             # choice: the closed set of values
+        self.prefixes = prefixes           # url: what the value must start with
+        self.takes = takes                 # url, timestamp: "takes …" in the refusal
+        self.default_doc = default_doc     # the README's default column, when not the value itself
 
 
 # the documented settings, in the README's order; `brain config set` refuses others
