@@ -45,9 +45,9 @@ def setting_values(ctx: typer.Context, incomplete: str) -> list[str]:
     """The values the setting named before it takes, when they are a closed set."""
     from ..daemon import config as config_mod
 
-    key = ctx.params.get("key") or ""
-    if key in config_mod.CHOICES:
-        return starting(incomplete, config_mod.CHOICES[key])
-    if isinstance(config_mod.DEFAULTS.get(key), bool):
+    setting = config_mod.SETTINGS.get(ctx.params.get("key") or "")
+    if setting is not None and setting.kind == "choice":
+        return starting(incomplete, setting.choices)
+    if setting is not None and setting.kind == "bool":
         return starting(incomplete, ("true", "false"))
     return []

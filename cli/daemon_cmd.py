@@ -14,11 +14,12 @@ import json
 import sys
 from pathlib import Path
 
+from ..daemon.config import DEFAULTS as config_defaults
 from . import route
 from .verb_commands import Command, Opt, add_options
 
-DEFAULT_HTTP_HOST = "127.0.0.1"
-DEFAULT_HTTP_PORT = 3131
+DEFAULT_HTTP_HOST = config_defaults["http.host"]
+DEFAULT_HTTP_PORT = config_defaults["http.port"]
 
 
 SERVE = Command("serve", None, (

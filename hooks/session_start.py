@@ -20,14 +20,15 @@ import threading
 import time
 from pathlib import Path
 
+from ..daemon.config import DEFAULTS
 from ..daemon.line_log import append_line
 from ..daemon.protocol.limits import MAX_ENTITIES
 from ..indexer.vault.timestamps import now_iso
 
 MAX_STDIN_BYTES = 1 << 20  # a hook payload is a few hundred bytes
 LOG_ROTATE_BYTES = 1 << 20
-DEFAULT_DEADLINE_MS = 1500
-DEFAULT_BUDGET = 1500
+DEFAULT_DEADLINE_MS = DEFAULTS["hooks.deadline_ms"]
+DEFAULT_BUDGET = DEFAULTS["hooks.budget_tokens"]
 
 
 # the log line of a run that worked but found nothing to say (doctor tells it from a failure)
