@@ -89,8 +89,9 @@ def register(app) -> None:
             if not remove_remote(p, remove):
                 fail(f"no remote brain named {remove!r}", "see `brain connect --list`")
             by_cli = " or ".join(f"`{h.program} mcp remove {remove}`" for h in HARNESSES.values())
-            typer.echo(f"forgot {remove!r}. If a harness has it registered: {by_cli}; for opencode, Cursor, VS Code or Gemini CLI delete the "
-                       f"{remove!r} entry from its MCP config (docs/harnesses.md lists the files).")
+            typer.echo(f"forgot {remove!r}. If a harness has it registered: {by_cli}; for opencode, Cursor, "
+                       f"VS Code or Gemini CLI delete the {remove!r} entry from its MCP config "
+                       "(docs/harnesses.md lists the files).")
             return
         if not url or not token:
             fail("connect needs the server's URL and a token",

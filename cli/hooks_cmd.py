@@ -135,7 +135,8 @@ def mcp_install(harness: str, scope: str, dry_run: bool) -> int:
         return mcp_file_install(harness, scope, dry_run)
     h = HARNESSES[harness]
     if scope not in h.mcp_scopes:
-        typer.echo(f"error: {h.name} registers MCP servers for your user only (in {h.mcp_file(os.environ)}); "
+        only = "your user only" if h.mcp_scopes == ("user",) else f"the scopes {_one_of(h.mcp_scopes)} only"
+        typer.echo(f"error: {h.name} registers MCP servers for {only} (in {h.mcp_file(os.environ)}); "
                    f"--scope {scope} cannot be honoured.", err=True)
         typer.echo(f"fix: run `brain mcp install {h.name}` without --scope (or with --scope user).", err=True)
         return 2

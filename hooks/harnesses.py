@@ -73,7 +73,8 @@ def codex_home(environ: Mapping | None = None) -> Path:
 
 def _claude_block(name: str, server: list[str]) -> str:
     block = {"mcpServers": {name: {"type": "stdio", "command": server[0], "args": server[1:]}}}
-    return "# in ~/.claude.json (every project) or .mcp.json at a project's root:\n" + json.dumps(block, indent=2) + "\n"
+    return ("# in ~/.claude.json (every project) or .mcp.json at a project's root:\n"
+            + json.dumps(block, indent=2) + "\n")
 
 
 def _codex_block(name: str, server: list[str]) -> str:
