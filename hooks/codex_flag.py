@@ -8,6 +8,8 @@ deprecated alias, which an install renames in place (keeping its value).
 from __future__ import annotations
 
 import tomllib
+from dataclasses import dataclass
+from typing import Callable
 
 from . import InstallError
 
@@ -89,3 +91,17 @@ def enable_codex_hooks(text: str | None, label: str = "config.toml") -> tuple[st
     if codex_flag_state(new, label) is not True:  # never write a flag that does not parse back
         return text, f"could not add the feature flag to {label}; add `[features] hooks = true` by hand."
     return new, None
+
+
+@dataclass(frozen=True)
+class HooksSwitch:
+    """A setting a harness runs hooks only with, kept in a file of its own (install.Target's
+    `flag_file`): how to read it, how to turn it on, and how the installer's notes name it."""
+
+    state: Callable[[str | None, str], bool | None]                      # (text, label) → on, off, unset
+    enable: Callable[[str | None, str], tuple[str | None, str | None]]  # (text, label) → (new text, warning)
+    turn_on: str                                                         # "turn on … in FILE"
+    setting: str                                                         # "left SETTING in FILE"
+
+
+CODEX_HOOKS = HooksSwitch(codex_flag_state, enable_codex_hooks, "turn on Codex hooks", "`hooks = true`")

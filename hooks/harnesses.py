@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from . import InstallError
-from .codex_flag import codex_flag_state
+from .codex_flag import CODEX_HOOKS, HooksSwitch, codex_flag_state
 from .install import COMPACT_MATCHER, SESSION_MATCHER, Target, project_dir, read_text
 
 Row = tuple[str, str, str]   # (status, check, detail), as `brain doctor` prints them
@@ -35,7 +35,7 @@ class Harness:
     user_hooks_file: str                       # relative to config_dir
     project_hooks_file: str                    # relative to the project root
     events: tuple[tuple[str, str], ...]        # (event, matcher) pairs the hook runs on
-    flag_file: str | None                      # relative to config_dir: a feature switch hooks need
+    flag_file: str | None                      # relative to config_dir: where `switch` lives
     mcp_scopes: tuple[str, ...]                # the --scope values its CLI can honour
     mcp_file: Callable[[Mapping], Path]        # where its CLI keeps user-scope MCP servers
     mcp_add: Callable[[str, list[str], str], list[str]]       # (name, server argv, scope) → its CLI's argv
@@ -43,6 +43,7 @@ class Harness:
     mcp_block: Callable[[str, list[str]], str]                # (name, server argv) → the config to paste
     remote_add: Callable[[str, str, list[str]], list[str]]    # (name, url, brain's argv) → its CLI's argv
     installed_note: str                        # printed after a hook install: when it runs next
+    switch: HooksSwitch | None = None          # a setting the harness runs hooks only with
     doctor_checks: Callable[[Target], Iterable[Row]] = lambda target: ()
 
     def target(self, project: bool = False, cwd: Path | None = None, environ: Mapping | None = None) -> Target:
@@ -50,7 +51,7 @@ class Harness:
         env = os.environ if environ is None else environ
         home = self.config_dir(env)
         path = project_dir(cwd) / self.project_hooks_file if project else home / self.user_hooks_file
-        return Target(self.name, path, self.events, home / self.flag_file if self.flag_file else None)
+        return Target(self.name, path, self.events, home / self.flag_file if self.flag_file else None, self.switch)
 
     def find_program(self) -> str | None:
         """The harness's CLI on PATH, or None (then the MCP entry is printed to add by hand)."""
@@ -119,7 +120,8 @@ HARNESSES: dict[str, Harness] = {h.name: h for h in (
         user_hooks_file="hooks.json", project_hooks_file=".codex/hooks.json",
         # SessionStart(source=compact) is what puts context back after a compaction;
         # PostCompact runs the same command to start/warm the daemon
-        events=(("SessionStart", SESSION_MATCHER), ("PostCompact", COMPACT_MATCHER)), flag_file="config.toml",
+        events=(("SessionStart", SESSION_MATCHER), ("PostCompact", COMPACT_MATCHER)),
+        flag_file="config.toml", switch=CODEX_HOOKS,
         mcp_scopes=("user",), mcp_file=lambda env: codex_home(env) / "config.toml",
         mcp_add=lambda name, server, scope: ["codex", "mcp", "add", name, "--", *server],
         mcp_remove=lambda name, scope: f"codex mcp remove {name}",

@@ -5,8 +5,8 @@ registration: mcp_register.py and mcp_files.py).
 Claude Code's `settings.json` and Codex's `hooks.json` share one shape:
 `hooks.<Event>` is a list of matcher groups, each with a `hooks` list of
 `{type: "command", command, timeout}` handlers. Codex also needs its hooks
-feature on in `config.toml` (`[features] hooks = true`; see codex_flag), the
-target's `flag_file`.
+feature on in `config.toml` (`[features] hooks = true`; see codex_flag): the
+target's `switch`, kept in its `flag_file`.
 
 Every edit is a text splice (see json_splice), the file's previous bytes go
 to one backup, `<name>.bak` (each write replaces it), and the file is
@@ -30,7 +30,7 @@ from ..indexer.vault.atomic_files import write_atomic as atomic_write
 
 from . import InstallError
 from . import json_splice as js
-from .codex_flag import codex_flag_state, enable_codex_hooks
+from .codex_flag import HooksSwitch
 from .session_start import repo_root
 
 SESSION_MATCHER = "startup|resume|clear|compact|fork"
@@ -42,7 +42,8 @@ class Target:
     harness: str
     hooks_file: Path
     events: tuple[tuple[str, str], ...]   # (event, matcher) pairs we add
-    flag_file: Path | None = None          # Codex config.toml for the feature flag
+    flag_file: Path | None = None          # where a switch the hooks need lives (Codex: config.toml)
+    switch: HooksSwitch | None = None      # that switch (codex_flag.CODEX_HOOKS)
 
 
 @dataclass
@@ -263,13 +264,13 @@ def plan_install(target: Target, command: str, timeout: int) -> tuple[list[Chang
     new = add_hooks(old, target.events, command, timeout, str(target.hooks_file))
     if new != old:
         changes.append(Change(target.hooks_file, old, new, f"add the session-start hook to {target.hooks_file}"))
-    if target.flag_file is not None:
+    if target.switch is not None:
         fold = read_text(target.flag_file)
-        fnew, warn = enable_codex_hooks(fold, str(target.flag_file))
+        fnew, warn = target.switch.enable(fold, str(target.flag_file))
         if warn:
             warnings.append(warn)
         if fnew != fold:
-            changes.append(Change(target.flag_file, fold, fnew, f"turn on Codex hooks in {target.flag_file}"))
+            changes.append(Change(target.flag_file, fold, fnew, f"{target.switch.turn_on} in {target.flag_file}"))
     return changes, warnings
 
 
@@ -292,16 +293,17 @@ def plan_uninstall(target: Target) -> tuple[list[Change], list[str]]:
         else:
             changes.append(Change(target.hooks_file, cur, remove_hooks(cur, label),
                                   f"remove the session-start hook from {target.hooks_file}"))
-    if target.flag_file is not None:
+    if target.switch is not None:
+        switch = target.switch
         fcur = read_text(target.flag_file)
-        if fcur is not None and codex_flag_state(fcur, str(target.flag_file)) is True:
+        if fcur is not None and switch.state(fcur, str(target.flag_file)) is True:
             found, original = _original_before_install(
-                target.flag_file, fcur, lambda t: enable_codex_hooks(t, str(target.flag_file))[0])
+                target.flag_file, fcur, lambda t: switch.enable(t, str(target.flag_file))[0])
             if found:
                 changes.append(Change(target.flag_file, fcur, original,
                                       f"restore {target.flag_file} as it was before install"))
             else:
-                notes.append(f"left `hooks = true` in {target.flag_file}: it was there before, or the "
+                notes.append(f"left {switch.setting} in {target.flag_file}: it was there before, or the "
                              "file changed since install (other hooks may rely on it).")
     return changes, notes
 

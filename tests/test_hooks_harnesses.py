@@ -33,6 +33,7 @@ def test_a_declared_harness_is_installed_and_removed_through_the_table(extra_har
     assert hooks_install("zed", project=False, dry_run=False) == 0
     text = (extra_harness / "hooks.json").read_text()
     assert inst.has_our_hooks(text)
+    assert sorted(p.name for p in extra_harness.iterdir()) == ["hooks.json"]  # no switch declared: no flag file
     assert "Zed runs it at its next start." in capsys.readouterr().out
 
     from brain.cli.hooks_doctor import _installed_hooks

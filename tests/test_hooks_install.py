@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from brain.hooks import codex_flag
 from brain.hooks import install as inst
 from brain.hooks import mcp_register
 from brain.hooks.harnesses import HARNESSES
@@ -82,15 +83,15 @@ def test_golden_install_and_exact_removal(name, events):
 
 def test_golden_codex_feature_flag():
     before, after = golden("codex_config.before.toml"), golden("codex_config.after.toml")
-    assert inst.enable_codex_hooks(before) == (after, None)
-    assert inst.enable_codex_hooks(after) == (after, None)
-    assert inst.codex_flag_state(after) is True
+    assert codex_flag.enable_codex_hooks(before) == (after, None)
+    assert codex_flag.enable_codex_hooks(after) == (after, None)
+    assert codex_flag.codex_flag_state(after) is True
 
 
 def test_feature_flag_added_to_files_without_a_features_table():
-    assert inst.enable_codex_hooks(None)[0] == "[features]\nhooks = true\n"
-    assert inst.enable_codex_hooks('model = "o3"')[0] == 'model = "o3"\n\n[features]\nhooks = true\n'
-    text, warning = inst.enable_codex_hooks("[features]\nhooks = false\n")
+    assert codex_flag.enable_codex_hooks(None)[0] == "[features]\nhooks = true\n"
+    assert codex_flag.enable_codex_hooks('model = "o3"')[0] == 'model = "o3"\n\n[features]\nhooks = true\n'
+    text, warning = codex_flag.enable_codex_hooks("[features]\nhooks = false\n")
     assert text == "[features]\nhooks = false\n" and "switched off" in warning
 
 
@@ -264,12 +265,12 @@ def test_mcp_add_argv_shapes():
 
 def test_codex_deprecated_feature_key_is_renamed_in_place():
     before = "[features]\ncodex_hooks = true   # on\nother = 1\n"
-    after, warning = inst.enable_codex_hooks(before)
+    after, warning = codex_flag.enable_codex_hooks(before)
     assert after == "[features]\nhooks = true   # on\nother = 1\n" and warning is None
-    off, warning = inst.enable_codex_hooks("[features]\ncodex_hooks = false\n")
+    off, warning = codex_flag.enable_codex_hooks("[features]\ncodex_hooks = false\n")
     assert off == "[features]\nhooks = false\n" and "switched off" in warning
     both = "[features]\nhooks = true\ncodex_hooks = true\n"
-    assert inst.enable_codex_hooks(both) == (both, None)
+    assert codex_flag.enable_codex_hooks(both) == (both, None)
 
 
 def test_claude_matcher_includes_fork():
