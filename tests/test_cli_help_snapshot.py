@@ -55,8 +55,13 @@ def _param_line(p) -> str:
 
 @contextlib.contextmanager
 def _env(**values):
+    """The environment with `values` set (None: removed), restored afterwards."""
     saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
+    for k, v in values.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
     try:
         yield
     finally:
@@ -73,7 +78,8 @@ def _run(args: list[str], **env) -> tuple[int, str]:
 
     buf = io.StringIO()
     code = 0
-    with _env(COLUMNS="100", **env), contextlib.redirect_stdout(buf):
+    # a fixed width and no forced colour: help text as a pipe sees it, the same on every machine
+    with _env(COLUMNS="100", FORCE_COLOR=None, CLICOLOR_FORCE=None, **env), contextlib.redirect_stdout(buf):
         try:
             app(args=args, prog_name="brain")
         except SystemExit as e:
