@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ...indexer.vault.brain_folder import brain_folder
 from ...indexer.pages.db import open_db
+from ...indexer.pages.store import SqlitePagesStore
 from ...indexer.embeddings import search_modes as why
 from .. import config as config_mod
 from ..verbs.entity_slugs import canonical_entity_slug
@@ -43,6 +44,7 @@ class Engine:
         self.facts = FactsStore.for_vault(self.vault / ".brain", self.cache_dir / "facts.sqlite",
                                           self.state_dir / "device")
         self.page_db = open_db(self.cache_dir / "index.sqlite")
+        self.pages = SqlitePagesStore(self.page_db)   # the pages contract (daemon/stores/pages.py)
         self.usage = UsageLog(places.usage_file)
         # attached by the indexer / daemon when available
         self.index = None        # indexer's VaultIndex: keyword search, sync, page writes
