@@ -64,7 +64,7 @@ class Engine:
     # -- shared pieces the verbs use ----------------------------------------
 
     def canonical_entity(self, name: str, caller: Caller) -> str:
-        return canonical_entity_slug(name, self.page_db, remote=caller.remote)
+        return canonical_entity_slug(name, self.pages, caller.viewer)
 
     def search_pages(self, query: str, limit: int, caller: Caller,
                      keyword_only: bool = False) -> tuple[list[dict], str | None]:
@@ -146,9 +146,7 @@ class Engine:
         if not slugs:
             return
         try:
-            self.page_db.executemany(
-                "UPDATE pages SET last_retrieved_at = ? WHERE slug = ?", [(now_iso(), s) for s in slugs]
-            )
+            self.pages.note_retrieved(slugs, now_iso())
         except Exception:  # a read must not fail over a bookkeeping write
             log.debug("could not bump last_retrieved_at", exc_info=True)
 
