@@ -74,10 +74,10 @@ class Engine:
         if self.index is None:
             return [], why.INDEX_NOT_OPEN
         if keyword_only:
-            return self.index.search(query, limit, remote=caller.remote, embedder=None, vectors=None)
+            return self.index.search(query, limit, viewer=caller.viewer, embedder=None, vectors=None)
         cause = self.vectors_missing_cause()
         embedder = self.fact_vectors.query_embedder() if self.fact_vectors is not None else self.embedder
-        results, degraded = self.index.search(query, limit, remote=caller.remote, embedder=embedder,
+        results, degraded = self.index.search(query, limit, viewer=caller.viewer, embedder=embedder,
                                               vectors=self.vectors)
         if degraded is None:
             return results, None

@@ -1,7 +1,9 @@
 """Page tools: put_page, get_page, list_pages, search, get_backlinks.
 
-Plain functions over the engine's VaultIndex. Remote callers never see a
-page whose frontmatter says `visibility: private`: to them it does not exist.
+Plain functions over the engine's VaultIndex (writes, the page as on disk,
+search) and its pages store (listings, backlinks), each given the caller's
+viewer. Remote callers never see a page whose frontmatter says
+`visibility: private`: to them it does not exist.
 A refused write is `invalid_params` with the reason and the fix; a page that
 changed since it was read is refused the same way, naming its current hash.
 """
@@ -32,7 +34,7 @@ def _not_found(slug: str) -> NotFound:
 def put_page(engine, args: dict, caller: Caller) -> dict:
     index = _index(engine)
     try:
-        return index.put_page(args["slug"], args["content"], args.get("expected_hash"), remote=caller.remote)
+        return index.put_page(args["slug"], args["content"], args.get("expected_hash"), viewer=caller.viewer)
     except PageWriteError as e:
         if e.kind == "read_only":
             raise Unavailable(e.message, e.fix) from None
@@ -41,7 +43,7 @@ def put_page(engine, args: dict, caller: Caller) -> dict:
 
 def get_page(engine, args: dict, caller: Caller) -> dict:
     try:
-        page = _index(engine).get_page(args["slug"], remote=caller.remote)
+        page = _index(engine).get_page(args["slug"], viewer=caller.viewer)
     except PageWriteError as e:   # a page indexed as a stub (over the size limit)
         raise InvalidParams(e.message, e.fix) from None
     if page is None:
@@ -51,7 +53,8 @@ def get_page(engine, args: dict, caller: Caller) -> dict:
 
 def list_pages(engine, args: dict, caller: Caller) -> dict:
     limit = clamp_limit(args.get("limit"), LIST_PAGES_LIMIT_DEFAULT, LIST_PAGES_LIMIT_MAX)
-    pages = _index(engine).list_pages(args.get("prefix"), limit, remote=caller.remote)
+    _index(engine)  # answered only once the index is open, like every page tool
+    pages = engine.pages.list_pages(args.get("prefix"), limit, caller.viewer)
     return {"pages": pages, "count": len(pages)}
 
 
@@ -65,7 +68,8 @@ def search(engine, args: dict, caller: Caller) -> dict:
 
 
 def get_backlinks(engine, args: dict, caller: Caller) -> dict:
-    links = _index(engine).backlinks(args["slug"], remote=caller.remote)
+    _index(engine)  # answered only once the index is open, like every page tool
+    links = engine.pages.backlinks(args["slug"], caller.viewer)
     if links is None:
         raise _not_found(args["slug"])
     return {"slug": args["slug"], "backlinks": links, "count": len(links)}
