@@ -187,7 +187,9 @@ class SqlitePagesStore(NameLookups):
     def count_pages(self, viewer: Viewer) -> PageCounts:
         """How many pages, chunks and indexing problems the viewer may know of: a remote
         caller learns nothing of how many private pages exist (docs/protocol.md §4.8)."""
-        one = lambda sql: int(self.db.execute(sql).fetchone()[0])  # noqa: E731
+        def one(sql: str) -> int:
+            return int(self.db.execute(sql).fetchone()[0])
+
         if viewer.sees_private:
             return PageCounts(one("SELECT COUNT(*) FROM pages"), one("SELECT COUNT(*) FROM chunks"),
                               one("SELECT COUNT(*) FROM problems"))
