@@ -107,9 +107,12 @@ READS: dict[str, list[tuple]] = {
                ("Alice Example", 10)],
     "names": [()],
     "chunk_hashes": [()],
+    "search": [("privmark", 10), ("Quasar Veil", 10), ("quux shadow", 10), ("brokenfront marker", 10),
+               ("zorblax hidden", 10), ("tagprivmark", 10), ("robots", 10)],
+    "get_page": [(s,) for s in PRIVATE_SLUGS + PUBLIC_SLUGS] + [("people/zorblax-hidden.md",)],
 }
-# writes and lifecycle: no viewer, nothing read back
-NOT_READS = {"note_retrieved", "close"}
+# writes and lifecycle: nothing read back (put_page as the world is tests/test_private_put.py's)
+NOT_READS = {"note_retrieved", "put_page", "close"}
 
 
 def contract_methods() -> list[str]:

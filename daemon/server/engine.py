@@ -74,11 +74,10 @@ class Engine:
         if self.index is None:
             return [], why.INDEX_NOT_OPEN
         if keyword_only:
-            return self.index.search(query, limit, viewer=caller.viewer, embedder=None, vectors=None)
+            return self.pages.search(query, limit, caller.viewer)
         cause = self.vectors_missing_cause()
         embedder = self.fact_vectors.query_embedder() if self.fact_vectors is not None else self.embedder
-        results, degraded = self.index.search(query, limit, viewer=caller.viewer, embedder=embedder,
-                                              vectors=self.vectors)
+        results, degraded = self.pages.search(query, limit, caller.viewer, embedder=embedder, vectors=self.vectors)
         if degraded is None:
             return results, None
         return results, cause or why.VECTOR_SEARCH_FAILED
@@ -126,6 +125,7 @@ class Engine:
             index = VaultIndex(self.vault, self.page_db, self.cache_dir, read_only=read_only)
             if self.vectors is not None and hasattr(self.vectors, "on_chunks_changed"):
                 index.on_chunks_changed.append(self.vectors.on_chunks_changed)
+            self.pages.attach(index)  # first: a reader that sees `index` set finds the store ready
             self.index = index  # readers may search the committed part while it reconciles
             if watch:
                 index.start_watching()  # first, so a save during the reconcile is not missed

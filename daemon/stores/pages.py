@@ -3,7 +3,9 @@
 Every read takes the `Viewer` it is for and leaves out whatever that viewer
 may not see: a private page neither resolves, nor counts, nor appears as a
 link's other end, a listed page, a changed page or a name. The embedded
-implementation is `brain.indexer.pages.store.SqlitePagesStore`.
+implementation is `brain.indexer.pages.store.SqlitePagesStore`; its
+search and page files need the vault index open and raise
+`brain.indexer.pages.store_files.PagesNotOpen` before it is.
 """
 
 from __future__ import annotations
@@ -11,11 +13,12 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 from ...indexer.pages.store_types import (Backlink, ChangedPage, Chunk, ListedPage, PageCounts, PageDating,
-                                          PageHead, PageLinks, PageName, PageRef, TimelineEntry)
+                                          PageFile, PageHead, PageLinks, PageName, PageRef, SearchHit,
+                                          TimelineEntry, WrittenPage)
 from ...indexer.vault.visibility import Viewer
 
-__all__ = ["PagesStore", "Backlink", "ChangedPage", "Chunk", "ListedPage", "PageCounts", "PageDating", "PageHead",
-           "PageLinks", "PageName", "PageRef", "TimelineEntry", "Viewer"]
+__all__ = ["PagesStore", "Backlink", "ChangedPage", "Chunk", "ListedPage", "PageCounts", "PageDating", "PageFile",
+           "PageHead", "PageLinks", "PageName", "PageRef", "SearchHit", "TimelineEntry", "Viewer", "WrittenPage"]
 
 
 @runtime_checkable
@@ -86,6 +89,22 @@ class PagesStore(Protocol):
         ...
 
     def count_pages(self, viewer: Viewer) -> PageCounts: ...
+
+    # -- the files and the keyword index (until the index is open: PagesNotOpen) ------
+
+    def search(self, query: str, limit: int, viewer: Viewer, *, embedder: object | None = None,
+               vectors: object | None = None) -> tuple[list[SearchHit], str | None]:
+        """Pages for a query, best first, and why the vectors took no part (None when they did)."""
+        ...
+
+    def get_page(self, slug: str, viewer: Viewer) -> PageFile | None:
+        """The page as it is on disk now (None: missing, or private to this viewer)."""
+        ...
+
+    def put_page(self, slug: str, content: str, expected_hash: str | None, writer: Viewer) -> WrittenPage:
+        """Write a page atomically and index it; a writer who may not see private pages never
+        writes over one (what it sent is kept aside, docs/protocol.md §4.8)."""
+        ...
 
     # -- file names, for the CLI ----------------------------------------------------
 

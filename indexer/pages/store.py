@@ -4,7 +4,9 @@ It satisfies `PagesStore` (daemon/stores/pages.py) by its shape; the indexer
 never imports the daemon. Every read takes the `Viewer` it is for and drops
 what that viewer may not see inside the query (`hide_private`, visible.py),
 and hands back plain values (store_types.py), never a row or a cursor
-(docs/architecture.md, "Stores"). Names to pages are in store_names.py.
+(docs/architecture.md, "Stores"). Names to pages are in store_names.py;
+search and the page files, once the engine attaches its VaultIndex, in
+store_files.py.
 
 Reads share the engine's connection to the page tables; the tables
 themselves are written by the VaultIndex (its own connection), except the
@@ -19,6 +21,7 @@ from pathlib import Path
 
 from ..vault.slugs import path_to_slug
 from ..vault.visibility import Viewer
+from .store_files import FileReads
 from .store_names import NameLookups, head_of
 from .store_types import (Backlink, ChangedPage, Chunk, LinkEnd, ListedPage, PageCounts, PageDating, PageHead,
                           PageLinks, TimelineEntry)
@@ -32,7 +35,7 @@ def _marks(values: list[str]) -> str:
     return ",".join("?" * len(values))
 
 
-class SqlitePagesStore(NameLookups):
+class SqlitePagesStore(NameLookups, FileReads):
     def __init__(self, db: sqlite3.Connection):
         self.db = db
 

@@ -117,3 +117,38 @@ class Backlink(TypedDict):
     type: str | None
     context: str | None
     source: str
+
+
+class SearchHit(TypedDict):
+    """One page search result, as search and recall's pages arm answer it (docs/protocol.md §4.6)."""
+
+    slug: str
+    title: str
+    chunk: str | None
+    evidence: str
+    create_safety: str
+    score: float
+    provenance: str
+    indexed_at: str
+    stale: bool
+
+
+class PageFile(TypedDict):
+    """A page as it is on disk now (get_page)."""
+
+    slug: str
+    title: str
+    type: str | None
+    content: str
+    frontmatter: dict[str, object]
+    hash: str
+    updated_at: str
+
+
+class WrittenPage(TypedDict):
+    """What put_page answers."""
+
+    slug: str
+    path: str
+    hash: str
+    created: bool
