@@ -1,8 +1,9 @@
 """Page tools: put_page, get_page, list_pages, search, get_backlinks.
 
 Plain functions over the engine's pages store (daemon/stores/pages.py), each
-given the caller's viewer; they answer once the vault index is open. Remote callers never see a page whose frontmatter says
-`visibility: private`: to them it does not exist.
+given the caller's viewer; they answer once the vault index is open. Remote
+callers never see a page whose frontmatter says `visibility: private`: to
+them it does not exist.
 A refused write is `invalid_params` with the reason and the fix; a page that
 changed since it was read is refused the same way, naming its current hash.
 """
