@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from brain.daemon.server.usage_stats import percentile as pct
+from brain.indexer.vault.visibility import Viewer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import TOPICS, generate  # noqa: E402
@@ -95,12 +96,12 @@ def bench_query(home: Path, vault: Path, n: int) -> None:
     rng = random.Random(11)
     queries = _queries(engine, n, rng)
     for q in queries[:50]:  # warm the page cache and tantivy's readers
-        engine.index.search(q, 10, remote=True)
+        engine.index.search(q, 10, viewer=Viewer.world())
     search_ms, recall_ms, hits = [], [], 0
     caller = Caller(remote=True, transport="bench")
     for q in queries:
         t0 = time.perf_counter()
-        results, _ = engine.index.search(q, 10, remote=True)
+        results, _ = engine.index.search(q, 10, viewer=Viewer.world())
         search_ms.append((time.perf_counter() - t0) * 1000)
         hits += bool(results)
         t0 = time.perf_counter()
@@ -137,7 +138,7 @@ def bench_save(home: Path, vault: Path, edits: int) -> None:
         else:
             path.write_text(text, encoding="utf-8")
         while True:
-            results, _ = engine.index.search(token, 3, remote=False)
+            results, _ = engine.index.search(token, 3, viewer=Viewer.owner())
             if results:
                 break
             if time.perf_counter() - t0 > 10:

@@ -105,6 +105,7 @@ def _all_embedded(engine) -> int | None:
     needs one already has it (for the stored model); None when some work is left."""
     from ..indexer.embeddings.fact_vectors import fact_key
     from ..indexer.embeddings.vector_files import SIDECAR
+    from ..indexer.vault.visibility import Viewer
 
     try:
         meta = json.loads((engine.cache_dir / SIDECAR).read_text(encoding="utf-8"))
@@ -112,7 +113,7 @@ def _all_embedded(engine) -> int | None:
         return None
     deleted = set(meta.get("deleted") or [])
     live = {h for i, h in enumerate(meta.get("labels") or []) if h is not None and i not in deleted}
-    if any(h not in live for (h,) in engine.page_db.execute("SELECT DISTINCT hash FROM chunks")):
+    if any(h not in live for h in engine.pages.chunk_hashes(Viewer.owner())):
         return None
     facts = engine.facts.query(["entity_slug IS NOT NULL"], [], "id", None)
     with engine.facts.lock:

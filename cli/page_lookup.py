@@ -1,8 +1,10 @@
 """Page names a person types, looked up in the index without the daemon.
 
-The page index (`index.sqlite` in the vault's cache folder) is opened read
-only: the daemon owns it, and a lookup must never create or migrate it. With
-no index yet, slugs and paths are still tried against the files themselves.
+The pages store over the page index (`index.sqlite` in the vault's cache
+folder) is opened read only: the daemon owns it, and a lookup must never
+create or migrate it. With no index yet, slugs and paths are still tried
+against the files themselves. The person at the terminal owns the vault, so
+every read is the owner's (`Viewer.owner()`).
 """
 
 from __future__ import annotations
@@ -11,38 +13,37 @@ import difflib
 import os
 import sqlite3
 from pathlib import Path
+from typing import Callable, TypeVar
+
+from ..indexer.pages.store import SqlitePagesStore
+from ..indexer.vault.visibility import Viewer
+
+OWNER = Viewer.owner()
+T = TypeVar("T")
 
 
 class Pages:
     def __init__(self, vault: Path, index_file: Path):
         self.vault = vault
-        self.db = None
-        if index_file.is_file():
-            try:
-                self.db = sqlite3.connect(f"file:{index_file}?mode=ro", uri=True, timeout=5)
-                self.db.execute("SELECT 1 FROM pages LIMIT 1")
-            except sqlite3.Error:
-                self.db = None
+        self.store = SqlitePagesStore.open_read_only(index_file)
 
     @classmethod
     def of(cls, places, vault: Path) -> "Pages":
         return cls(vault, places.cache_dir(vault) / "index.sqlite")
 
-    def _rows(self, sql: str, args=()) -> list[tuple]:
-        if self.db is None:
-            return []
+    def _ask(self, read: Callable[[SqlitePagesStore], T], empty: T) -> T:
+        """One store read; an index missing, being replaced or unreadable answers `empty`."""
+        if self.store is None:
+            return empty
         try:
-            return self.db.execute(sql, args).fetchall()
+            return read(self.store)
         except sqlite3.Error:
-            return []
+            return empty
 
     def paths(self, slugs) -> dict[str, str]:
         """slug → vault-relative file path, for the slugs the index knows."""
         slugs = list(slugs)
-        if not slugs:
-            return {}
-        marks = ",".join("?" * len(slugs))
-        return dict(self._rows(f"SELECT slug, path FROM pages WHERE slug IN ({marks})", slugs))
+        return self._ask(lambda s: s.paths(slugs, OWNER), {}) if slugs else {}
 
     def resolve(self, name: str) -> tuple[str, str] | None:
         """(slug, vault-relative path) of the page `name` means: a slug, a file
@@ -59,16 +60,16 @@ class Pages:
         rel = rel.removeprefix("./")
         candidates = [rel] if rel.endswith(".md") else [rel + ".md", rel]
         for c in candidates:
-            hit = self._rows("SELECT slug, path FROM pages WHERE path = ?", (c,))
+            hit = self._ask(lambda s: s.page_at(c, OWNER), None)
             if hit:
-                return hit[0]
+                return hit.slug, hit.path
         slug = text.removesuffix(".md").lower()
-        hit = self._rows("SELECT slug, path FROM pages WHERE slug = ?", (slug,))
+        hit = self._ask(lambda s: s.page_ref(slug, OWNER), None)
         if hit:
-            return hit[0]
-        titled = self._rows("SELECT slug, path FROM pages WHERE title_key = ? LIMIT 2", (text.lower(),))
+            return hit.slug, hit.path
+        titled = self._ask(lambda s: s.titled(text, OWNER, 2), [])
         if len(titled) == 1:  # a title people type, when only one page has it
-            return titled[0]
+            return titled[0].slug, titled[0].path
         for c in candidates:  # no index yet: a file is its own answer, if it is a page of this vault
             if c.endswith(".md") and self._inside(c) and (self.vault / c).is_file():
                 return slug, c
@@ -99,8 +100,7 @@ class Pages:
 
     def titled(self, name: str, n: int = 10) -> list[tuple[str, str]]:
         """(slug, vault-relative path) of every page (up to n) titled `name`, any case."""
-        return self._rows("SELECT slug, path FROM pages WHERE title_key = ? ORDER BY slug LIMIT ?",
-                          (name.strip().lower(), n))
+        return [(r.slug, r.path) for r in self._ask(lambda s: s.titled(name, OWNER, n), [])]
 
     def _inside(self, rel: str) -> bool:
         """The vault's own rule (README "Symlinks"): the real path stays inside the
@@ -118,13 +118,11 @@ class Pages:
         wanted = name.strip().lower().removesuffix(".md").rsplit("/", 1)[-1]
         if len(wanted) < 3:  # "me" is 0.67 alike "acme": too short to be misspelt
             return []
-        rows = self._rows("SELECT p.slug, p.title, p.path, a.alias FROM pages p "
-                          "LEFT JOIN aliases a ON a.page_id = p.id")
         keys: dict[str, tuple[str, str]] = {}
-        for slug, title, path, alias in rows:
-            for k in (slug.rsplit("/", 1)[-1], title, Path(path).stem, alias):
+        for page in self._ask(lambda s: s.names(OWNER), []):
+            for k in (page.slug.rsplit("/", 1)[-1], page.title, Path(page.path).stem, page.alias):
                 if k:
-                    keys.setdefault(k.lower(), (slug, title))
+                    keys.setdefault(k.lower(), (page.slug, page.title))
         out: list[tuple[str, str]] = []
         for k in difflib.get_close_matches(wanted, list(keys), n=n * 3, cutoff=0.6):
             if keys[k] not in out:

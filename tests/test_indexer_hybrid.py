@@ -4,6 +4,7 @@ import pytest
 from conftest import call
 from indexer_fixtures import open_index, wait_for, write  # noqa: F401
 from vectors_fixtures import minilm  # noqa: F401
+from brain.indexer.vault.visibility import Viewer
 
 pytestmark = pytest.mark.model
 
@@ -24,7 +25,7 @@ def test_vectors_fuse_with_keywords_and_follow_edits(vault, open_index, minilm, 
     write(vault, "people/ann.md", "# Ann\nAnn now studies medieval poetry and old manuscripts.\n")
 
     def found_by_meaning():
-        results, degraded = e.index.search("literature scholar", 3, remote=True, embedder=e.embedder, vectors=e.vectors)
+        results, degraded = e.index.search("literature scholar", 3, viewer=Viewer.world(), embedder=e.embedder, vectors=e.vectors)
         return degraded is None and results and results[0]["slug"] == "people/ann"
 
     assert wait_for(found_by_meaning, timeout=20)

@@ -5,6 +5,7 @@ import os
 from indexer_fixtures import open_index, page, write  # noqa: F401
 
 from brain.indexer.vault.scan import MAX_PAGE_BYTES, IgnoreRules, is_conflict_copy
+from brain.indexer.vault.visibility import Viewer
 
 
 def _slugs(e):
@@ -89,7 +90,7 @@ def test_bad_files_are_indexed_or_skipped_with_a_reason(vault, open_index):
     assert ("loop/again", "symlink_loop") in _problems(e)
     assert e.page_db.execute("SELECT COUNT(*) FROM links").fetchone()[0] == 5000
     assert page(e.page_db, "latin1")["title"] == "latin1"   # the file name as written
-    results, _ = e.index.search("survives", 5, remote=False)
+    results, _ = e.index.search("survives", 5, viewer=Viewer.owner())
     assert [r["slug"] for r in results] == ["bad-yaml"]
 
 

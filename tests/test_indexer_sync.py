@@ -5,10 +5,11 @@ import os
 import subprocess
 
 from indexer_fixtures import open_index, page, wait_for, write  # noqa: F401
+from brain.indexer.vault.visibility import Viewer
 
 
 def _found(e, query, slug):
-    results, _ = e.index.search(query, 10, remote=False)
+    results, _ = e.index.search(query, 10, viewer=Viewer.owner())
     return slug in [r["slug"] for r in results]
 
 

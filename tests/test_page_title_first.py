@@ -4,6 +4,7 @@ heading."""
 
 from conftest import call
 from indexer_fixtures import open_index, write  # noqa: F401
+from brain.indexer.vault.visibility import Viewer
 
 LONG = "Press the hotkey you set, then press the hotkey again to undo. " * 30
 
@@ -20,11 +21,11 @@ def test_a_singular_query_finds_the_page_titled_in_the_plural_first(vault, open_
     e = open_index(vault)
     for query, slug in (("hotkey", "help/hotkeys"), ("Hotkeys", "help/hotkeys"), ("theme", "help/themes"),
                         ("category", "help/categories")):
-        results, _ = e.index.search(query, 5, remote=False)
+        results, _ = e.index.search(query, 5, viewer=Viewer.owner())
         assert results[0]["slug"] == slug, (query, [r["slug"] for r in results])
         assert results[0]["evidence"] == "exact_title_match"
     # the pages that carry it as a heading still follow, before those that only mention it
-    results, _ = e.index.search("hotkey", 5, remote=False)
+    results, _ = e.index.search("hotkey", 5, viewer=Viewer.owner())
     order = [r["slug"] for r in results]
     assert order[0] == "help/hotkeys" and set(order[1:3]) == {"help/glossary", "help/settings"}, order
     body, _ = call(e, "recall", {"query": "hotkey"}, local)

@@ -187,18 +187,13 @@ def test_cli_shows_answer_sources_and_cost(places, vault):
         assert len(fake.calls("/chat/completions")) == 2
 
 
-def test_a_long_page_leads_with_the_whole_chunk_around_the_matched_passage(tmp_path):
-    import sqlite3
-
+def test_a_long_page_leads_with_the_whole_chunk_around_the_matched_passage():
+    from brain.daemon.stores.pages import Chunk
     from brain.daemon.verbs.gather import _page_text
 
-    db = sqlite3.connect(tmp_path / "t.sqlite")
-    db.row_factory = sqlite3.Row
-    db.execute("CREATE TABLE chunks (page_id INTEGER, ord INTEGER, heading TEXT, text TEXT)")
     filler = "Unrelated words about the weather and lunch. " * 40
     best = "The migration starts in May. Tom leads it, and the cut-over runbook is his. Rollback is manual."
-    for i, (h, t) in enumerate([("Intro", filler), ("Plan", best), ("Later", filler)]):
-        db.execute("INSERT INTO chunks VALUES (1, ?, ?, ?)", (i, h, t))
-    text = _page_text(db, {"id": 1}, "Tom leads it, and the cut-over runbook is his.", cap_tokens=100)
+    chunks = [Chunk(h, t) for h, t in [("Intro", filler), ("Plan", best), ("Later", filler)]]
+    text = _page_text(chunks, "Tom leads it, and the cut-over runbook is his.", cap_tokens=100)
     # the passage's neighbours come with it, before anything else on the page
     assert text.startswith("## Plan\n" + best)

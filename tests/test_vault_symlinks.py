@@ -10,6 +10,7 @@ from indexer_fixtures import open_index, wait_for, write  # noqa: F401  (fixture
 
 from brain.indexer.vault.atomic_files import write_atomic
 from brain.indexer.vault.vault_files import PageWriteError
+from brain.indexer.vault.visibility import Viewer
 
 
 @pytest.fixture
@@ -38,8 +39,8 @@ def test_links_leading_outside_are_not_indexed_and_are_reported(vault, outside, 
     e = open_index(vault)
     assert _slugs(e) == ["alias", "home", "real/inner"]
     assert {("linkdir", "symlink_outside"), ("leak.md", "symlink_outside")} <= _problems(e)
-    assert e.index.get_page("leak", remote=False) is None
-    results, _ = e.index.search("OUTSIDE-MARKER", 5, remote=False)
+    assert e.index.get_page("leak", viewer=Viewer.owner()) is None
+    results, _ = e.index.search("OUTSIDE-MARKER", 5, viewer=Viewer.owner())
     assert results == []
 
 
@@ -48,18 +49,18 @@ def test_get_page_never_reads_through_a_link_swapped_to_outside(vault, outside, 
     e = open_index(vault)
     os.unlink(vault / "note.md")
     os.symlink(outside / "secret.md", vault / "note.md")
-    assert e.index.get_page("note", remote=False) is None
+    assert e.index.get_page("note", viewer=Viewer.owner()) is None
 
 
 def test_put_page_never_writes_outside_through_a_folder_link(vault, outside, open_index):
     os.symlink(outside, vault / "linkdir")
     e = open_index(vault)
     with pytest.raises(PageWriteError) as err:
-        e.index.put_page("linkdir/new", "# New\n", remote=True)
+        e.index.put_page("linkdir/new", "# New\n", viewer=Viewer.world())
     assert "outside the vault" in err.value.message
     assert not (outside / "new.md").exists()
     with pytest.raises(PageWriteError):
-        e.index.put_page("linkdir/secret", "overwritten", remote=True)
+        e.index.put_page("linkdir/secret", "overwritten", viewer=Viewer.world())
     assert "OUTSIDE-MARKER" in (outside / "secret.md").read_text()
 
 
@@ -70,14 +71,14 @@ def test_put_page_never_replaces_a_file_link(vault, outside, open_index):
     os.symlink(vault / "real" / "inner.md", vault / "alias.md")
     e = open_index(vault)
     with pytest.raises(PageWriteError):
-        e.index.put_page("leak", "overwritten", remote=False)
+        e.index.put_page("leak", "overwritten", viewer=Viewer.owner())
     assert os.path.islink(vault / "leak.md")
     assert "OUTSIDE-MARKER" in (outside / "secret.md").read_text()
     # a link inside the vault: the write lands in its target and the link stays
-    e.index.put_page("alias", "# Inner\n\nrewritten through the alias\n", remote=False)
+    e.index.put_page("alias", "# Inner\n\nrewritten through the alias\n", viewer=Viewer.owner())
     assert os.path.islink(vault / "alias.md")
     assert "rewritten through the alias" in (vault / "real" / "inner.md").read_text()
-    assert "rewritten" in e.index.get_page("real/inner", remote=False)["content"]
+    assert "rewritten" in e.index.get_page("real/inner", viewer=Viewer.owner())["content"]
 
 
 def test_the_watcher_skips_a_link_to_outside(vault, outside, open_index):
@@ -146,8 +147,8 @@ def test_a_link_into_a_dot_folder_is_not_a_page(vault, open_index):
     os.symlink(vault / ".obsidian", vault / "shown")
     e.index.reconcile()
     assert "facts-view" not in _slugs(e) and "shown/hidden" not in _slugs(e)
-    assert e.index.get_page("facts-view", remote=True) is None
+    assert e.index.get_page("facts-view", viewer=Viewer.world()) is None
     with pytest.raises(PageWriteError):
-        e.index.put_page("facts-view", "overwritten", remote=False)
+        e.index.put_page("facts-view", "overwritten", viewer=Viewer.owner())
     assert "PRIVATE-FACT-MARKER" in log.read_text()
     assert {("facts-view.md", "symlink_outside"), ("shown", "symlink_outside")} <= _problems(e)

@@ -6,6 +6,7 @@ import os
 import time
 
 from indexer_fixtures import open_index, write  # noqa: F401  (fixture)
+from brain.indexer.vault.visibility import Viewer
 
 
 def _age(path, seconds: float) -> None:
@@ -25,4 +26,4 @@ def test_leftover_temp_files_are_swept_at_start(vault, open_index):
     assert [p for p in crashed if p.exists()] == []
     assert fresh.exists()
     assert all(p.exists() for p in users)
-    assert e.index.get_page("people/alice", remote=False) is not None
+    assert e.index.get_page("people/alice", viewer=Viewer.owner()) is not None

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ...indexer.vault.brain_folder import brain_folder
 from ...indexer.pages.db import open_db
+from ...indexer.pages.store import SqlitePagesStore
 from ...indexer.embeddings import search_modes as why
 from .. import config as config_mod
 from ..verbs.entity_slugs import canonical_entity_slug
@@ -43,6 +44,7 @@ class Engine:
         self.facts = FactsStore.for_vault(self.vault / ".brain", self.cache_dir / "facts.sqlite",
                                           self.state_dir / "device")
         self.page_db = open_db(self.cache_dir / "index.sqlite")
+        self.pages = SqlitePagesStore(self.page_db)   # the pages contract (daemon/stores/pages.py)
         self.usage = UsageLog(places.usage_file)
         # attached by the indexer / daemon when available
         self.index = None        # indexer's VaultIndex: keyword search, sync, page writes
@@ -62,7 +64,7 @@ class Engine:
     # -- shared pieces the verbs use ----------------------------------------
 
     def canonical_entity(self, name: str, caller: Caller) -> str:
-        return canonical_entity_slug(name, self.page_db, remote=caller.remote)
+        return canonical_entity_slug(name, self.pages, caller.viewer)
 
     def search_pages(self, query: str, limit: int, caller: Caller,
                      keyword_only: bool = False) -> tuple[list[dict], str | None]:
@@ -72,11 +74,10 @@ class Engine:
         if self.index is None:
             return [], why.INDEX_NOT_OPEN
         if keyword_only:
-            return self.index.search(query, limit, remote=caller.remote, embedder=None, vectors=None)
+            return self.pages.search(query, limit, caller.viewer)
         cause = self.vectors_missing_cause()
         embedder = self.fact_vectors.query_embedder() if self.fact_vectors is not None else self.embedder
-        results, degraded = self.index.search(query, limit, remote=caller.remote, embedder=embedder,
-                                              vectors=self.vectors)
+        results, degraded = self.pages.search(query, limit, caller.viewer, embedder=embedder, vectors=self.vectors)
         if degraded is None:
             return results, None
         return results, cause or why.VECTOR_SEARCH_FAILED
@@ -124,6 +125,7 @@ class Engine:
             index = VaultIndex(self.vault, self.page_db, self.cache_dir, read_only=read_only)
             if self.vectors is not None and hasattr(self.vectors, "on_chunks_changed"):
                 index.on_chunks_changed.append(self.vectors.on_chunks_changed)
+            self.pages.attach(index)  # first: a reader that sees `index` set finds the store ready
             self.index = index  # readers may search the committed part while it reconciles
             if watch:
                 index.start_watching()  # first, so a save during the reconcile is not missed
@@ -144,9 +146,7 @@ class Engine:
         if not slugs:
             return
         try:
-            self.page_db.executemany(
-                "UPDATE pages SET last_retrieved_at = ? WHERE slug = ?", [(now_iso(), s) for s in slugs]
-            )
+            self.pages.note_retrieved(slugs, now_iso())
         except Exception:  # a read must not fail over a bookkeeping write
             log.debug("could not bump last_retrieved_at", exc_info=True)
 

@@ -1,11 +1,12 @@
 """Entity cards: resolve a name to a page and describe it (docs/protocol.md §3.3).
 
-Everything here is a handful of indexed SQLite lookups over the page tables
+Everything here is a handful of reads of the pages store (daemon/stores/pages.py)
 plus the facts store; no model, no LLM, no search index except for a miss.
 
 Visibility is one flag, `world_only`. When it is set (every remote caller, and
-context_pack/delta without include_private), private pages neither resolve nor
-appear as edge endpoints or backlinks, and private facts appear nowhere.
+context_pack/delta without include_private), the pages store reads as the world
+(`Viewer.world()`), so private pages neither resolve nor appear as edge
+endpoints or backlinks, and private facts appear nowhere.
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ from __future__ import annotations
 import datetime as _dt
 import logging
 import re
-import sqlite3
 
-from ...indexer.vault.slugs import normalize_alias, slugify, slugify_path
 from ...indexer.vault.tasks import open_tasks
 from ...indexer.vault.timestamps import utcnow
+from ...indexer.vault.visibility import Viewer
 from ..protocol.caller import Caller
+from ..stores.pages import PageHead, PageLinks, TimelineEntry
 
 log = logging.getLogger("brain.cards")
 
@@ -31,12 +32,9 @@ MAX_RUNNERS_UP = 3
 RECENT_TIMELINE_ENTRIES = 5
 RECENT_EVENT_DAYS = 90
 ACTIVE_FACT_CAP = 100
-# an arm that matches many pages (a tail like "index") keeps its freshest few
-ARM_LIMIT = 20
 # the longest name worth looking up; longer input is a paste, not a name
 MAX_NAME = 300
 
-_PAGE_COLUMNS = "id, slug, title, type, visibility, summary, lead, updated_at, last_retrieved_at"
 _WS = re.compile(r"\s+")
 
 WORLD = Caller(remote=True, client_id="remote", transport="inproc")
@@ -55,133 +53,65 @@ def timeline_iso(date: str | None) -> str | None:
     return f"{date[:10]}T00:00:00.000Z"
 
 
-def last_touched(row) -> str:
-    return max(row["updated_at"] or "", row["last_retrieved_at"] or "")
-
-
 # -- resolution -------------------------------------------------------------
 
-def resolve(db: sqlite3.Connection, name: str, world_only: bool) -> list[sqlite3.Row]:
-    """Candidate pages for `name`, best first: alias > exact title/slug > slug suffix
-    > (a one-word name) people/companies pages whose slug starts with it.
-
-    Within a rank the most recently touched page wins (max of updated_at and
-    last_retrieved_at); the slug breaks remaining ties so the order is stable.
-    """
-    raw = name.strip()[:MAX_NAME]
-    if not raw:
-        return []
-    vis = " AND p.visibility != 'private'" if world_only else ""
-    tail = slugify(raw)
-    best: dict[int, tuple[int, sqlite3.Row]] = {}
-
-    def take(rank: int, rows) -> None:
-        for row in rows:
-            if row["id"] not in best or best[row["id"]][0] > rank:
-                best[row["id"]] = (rank, row)
-
-    alias = normalize_alias(raw)
-    if alias:
-        take(0, db.execute(
-            f"SELECT {_cols('p')} FROM aliases a JOIN pages p ON p.id = a.page_id "
-            f"WHERE a.alias = ?{vis} ORDER BY {_touched('p')} DESC LIMIT {ARM_LIMIT}", (alias,)))
-    titles = sorted({raw.lower(), _WS.sub(" ", raw).lower()})
-    take(1, db.execute(
-        f"SELECT {_cols('p')} FROM pages p WHERE p.title_key IN ({_marks(titles)}){vis} "
-        f"ORDER BY {_touched('p')} DESC LIMIT {ARM_LIMIT}", titles))
-    slugs = sorted({s for s in (raw, raw.lower(), tail, slugify_path(raw)) if s})
-    take(1, db.execute(f"SELECT {_cols('p')} FROM pages p WHERE p.slug IN ({_marks(slugs)}){vis}", slugs))
-    if tail:
-        # `tail` is the last slug segment, so tail = x is "slug ends with /x"
-        # (or is x itself, which the exact arm already ranked higher)
-        take(2, db.execute(
-            f"SELECT {_cols('p')} FROM pages p WHERE p.tail = ?{vis} "
-            f"ORDER BY {_touched('p')} DESC LIMIT {ARM_LIMIT}", (tail,)))
-    if tail and "-" not in tail and "/" not in raw:
-        # beyond the reference: a first name finds people/<name>-… and
-        # companies/<name>-…, the pages remember files "Alice"'s facts under (§4.4)
-        take(3, db.execute(
-            f"SELECT {_cols('p')} FROM pages p WHERE ((p.slug > ? AND p.slug < ?) OR "
-            f"(p.slug > ? AND p.slug < ?)){vis} ORDER BY {_touched('p')} DESC LIMIT {ARM_LIMIT}",
-            (f"people/{tail}-", f"people/{tail}.", f"companies/{tail}-", f"companies/{tail}.")))
-    # stable sorts, least significant key first: slug, then touched desc, then rank
-    ranked = sorted(best.values(), key=lambda rr: rr[1]["slug"])
-    ranked.sort(key=lambda rr: last_touched(rr[1]), reverse=True)
-    ranked.sort(key=lambda rr: rr[0])
-    return [row for _, row in ranked]
+def resolve(engine, name: str, world_only: bool) -> list[PageHead]:
+    """Candidate pages for `name`, best first (the pages store's resolve_name, docs/protocol.md §3.3)."""
+    return engine.pages.resolve_name(name, viewer_of(world_only))
 
 
-def _cols(alias: str) -> str:
-    return ", ".join(f"{alias}.{c.strip()}" for c in _PAGE_COLUMNS.split(","))
-
-
-def _touched(alias: str) -> str:
-    return f"max({alias}.updated_at, COALESCE({alias}.last_retrieved_at, ''))"
-
-
-def _marks(values) -> str:
-    return ",".join("?" * len(values))
+def viewer_of(world_only: bool) -> Viewer:
+    return Viewer.world() if world_only else Viewer.owner()
 
 
 # -- the card ---------------------------------------------------------------
 
-def build_card(engine, row: sqlite3.Row, world_only: bool) -> dict:
-    """The card for one page row (§3.3 field table)."""
-    db = engine.page_db
-    pid, slug = row["id"], row["slug"]
-    # each alias as the page writes it (its lookup key is lowercased)
-    aka = [r[0] for r in db.execute("SELECT COALESCE(NULLIF(display, ''), alias) FROM aliases WHERE page_id = ? "
-                                    "ORDER BY alias", (pid,))]
-    timeline = recent_timeline(db, pid)
+def build_card(engine, page: PageHead, world_only: bool) -> dict:
+    """The card for one resolved page (§3.3 field table)."""
+    pages, viewer, slug = engine.pages, viewer_of(world_only), page.slug
+    timeline = pages.timeline(slug, viewer, RECENT_TIMELINE_ENTRIES)
     return {
-        "entity": {"slug": slug, "title": row["title"] or slug, "type": row["type"] or None},
-        "aka": aka,
-        "summary": page_summary(row),
+        "entity": {"slug": slug, "title": page.title or slug, "type": page.type or None},
+        "aka": pages.aliases(slug, viewer),
+        "summary": page_summary(page),
         "last_touched": {
-            "updated_at": row["updated_at"] or None,
-            "last_retrieved_at": row["last_retrieved_at"] or None,
-            "last_timeline_date": timeline_iso(timeline[0]["date"]) if timeline else None,
+            "updated_at": page.updated_at or None,
+            "last_retrieved_at": page.last_retrieved_at or None,
+            "last_timeline_date": timeline_iso(timeline[0].date) if timeline else None,
         },
-        "open_threads": open_threads(engine, slug, timeline, world_only, page_tasks(db, row)),
-        "edges": edges(db, pid, world_only),
-        "backlink_count": backlink_count(db, pid, world_only),
+        "open_threads": open_threads(engine, slug, timeline, world_only, page_tasks(engine, page, viewer)),
+        "edges": edges(pages.links(slug, viewer)),
+        "backlink_count": pages.backlink_count(slug, viewer),
         "active_fact_count": engine.facts.count_active_for_entity(slug, world_only, cap=ACTIVE_FACT_CAP),
     }
 
 
-def recent_timeline(db: sqlite3.Connection, pid: int) -> list[sqlite3.Row]:
-    """The page's newest timeline entries, newest first."""
-    return db.execute("SELECT date, summary FROM timeline WHERE page_id = ? ORDER BY date DESC LIMIT ?",
-                      (pid, RECENT_TIMELINE_ENTRIES)).fetchall()
-
-
-def page_summary(row) -> str:
+def page_summary(page: PageHead) -> str:
     """Frontmatter summary, else the page's first prose sentence; ≤160 chars.
 
     Facts live in the facts log, never in a page's summary or lead, so no fact
     text of either visibility can reach a card through this field.
     """
-    text = _WS.sub(" ", row["summary"] or "").strip()
+    text = _WS.sub(" ", page.summary or "").strip()
     if not text:
-        text = _WS.sub(" ", row["lead"] or "").strip()
+        text = _WS.sub(" ", page.lead or "").strip()
         # a body that starts with a table yields a header row, not prose
         if text.startswith("|"):
             text = ""
     return clip(text, SUMMARY_MAX)
 
 
-def page_tasks(db: sqlite3.Connection, row: sqlite3.Row) -> list[tuple[str, str]]:
+def page_tasks(engine, page: PageHead, viewer: Viewer) -> list[tuple[str, str]]:
     """(text, date) of the page's unchecked Markdown tasks, from its indexed chunks (cut at
     headings, in order). The date is the task's due date, else the page's last change:
     a thread without a date would never reach the context's open threads."""
-    text = "\n".join(r[0] for r in db.execute("SELECT text FROM chunks WHERE page_id = ? ORDER BY ord",
-                                              (row["id"],)))
+    text = "\n".join(c.text for c in engine.pages.chunks(page.slug, viewer))
     if "[ ]" not in text:
         return []
-    return [(task, timeline_iso(due) if due else row["updated_at"]) for task, due in open_tasks(text)]
+    return [(task, timeline_iso(due) if due else page.updated_at) for task, due in open_tasks(text)]
 
 
-def open_threads(engine, slug: str, timeline: list, world_only: bool,
+def open_threads(engine, slug: str, timeline: list[TimelineEntry], world_only: bool,
                  tasks: list[tuple[str, str]] = ()) -> list[dict]:
     """Active commitments about the entity (newest first), then the page's open tasks
     (`- [ ] …`, commitments the page itself keeps, in page order), then recent timeline
@@ -196,68 +126,48 @@ def open_threads(engine, slug: str, timeline: list, world_only: bool,
     for entry in timeline:
         if len(threads) >= MAX_THREADS:
             break
-        if entry["date"][:10] >= cutoff:
-            threads.append({"kind": "recent_event", "text": entry["summary"], "date": timeline_iso(entry["date"])})
+        if entry.date[:10] >= cutoff:
+            threads.append({"kind": "recent_event", "text": entry.summary, "date": timeline_iso(entry.date)})
     return threads
 
 
-def edges(db: sqlite3.Connection, pid: int, world_only: bool) -> list[dict]:
+def edges(links: PageLinks) -> list[dict]:
     """≤10 typed links, outgoing first; resolved links only, one per (type, direction, page)."""
-    vis = " AND p.visibility != 'private'" if world_only else ""
-    out_rows = db.execute(
-        "SELECT l.type, l.context, p.slug FROM links l JOIN pages p ON p.id = l.to_id "
-        f"WHERE l.from_id = ? AND l.to_id != l.from_id AND l.source != 'mentions'{vis} "
-        "ORDER BY l.id LIMIT 60", (pid,)).fetchall()
-    in_rows = db.execute(
-        "SELECT l.type, l.context, p.slug FROM links l JOIN pages p ON p.id = l.from_id "
-        f"WHERE l.to_id = ? AND l.from_id != l.to_id AND l.source != 'mentions'{vis} "
-        "ORDER BY l.id DESC LIMIT 60", (pid,)).fetchall()
     out: list[dict] = []
     seen: set[tuple] = set()
-    for direction, rows in (("out", out_rows), ("in", in_rows)):
+    for direction, ends in (("out", links.outgoing), ("in", links.incoming)):
         # a plain mention of a page that a typed link already names says nothing new
-        typed = {r["slug"] for r in rows if r["type"] and r["type"] != "mentions"}
-        for r in rows:
-            key = (r["type"], direction, r["slug"])
-            if key in seen or ((r["type"] or "mentions") == "mentions" and r["slug"] in typed):
+        typed = {e.slug for e in ends if e.type and e.type != "mentions"}
+        for e in ends:
+            key = (e.type, direction, e.slug)
+            if key in seen or ((e.type or "mentions") == "mentions" and e.slug in typed):
                 continue
             seen.add(key)
-            out.append({"type": r["type"] or "mentions", "direction": direction, "slug": r["slug"],
-                        "context": clip(r["context"], CONTEXT_MAX) or None})
+            out.append({"type": e.type or "mentions", "direction": direction, "slug": e.slug,
+                        "context": clip(e.context, CONTEXT_MAX) or None})
             if len(out) >= MAX_EDGES:
                 return out
     return out
 
 
-def backlink_count(db: sqlite3.Connection, pid: int, world_only: bool) -> int:
-    """Distinct other pages linking here (bare-name mentions excluded)."""
-    if world_only:
-        sql = ("SELECT COUNT(DISTINCT l.from_id) FROM links l JOIN pages p ON p.id = l.from_id "
-               "WHERE l.to_id = ? AND l.from_id != l.to_id AND l.source != 'mentions' "
-               "AND p.visibility != 'private'")
-    else:
-        sql = ("SELECT COUNT(DISTINCT from_id) FROM links "
-               "WHERE to_id = ? AND from_id != to_id AND source != 'mentions'")
-    return int(db.execute(sql, (pid,)).fetchone()[0])
-
-
-def threads_for(engine, row: sqlite3.Row, world_only: bool) -> list[dict]:
+def threads_for(engine, page: PageHead, world_only: bool) -> list[dict]:
     """Just the open threads of a resolved page (what delta's thread arm needs)."""
-    return open_threads(engine, row["slug"], recent_timeline(engine.page_db, row["id"]), world_only,
-                        page_tasks(engine.page_db, row))
+    viewer = viewer_of(world_only)
+    return open_threads(engine, page.slug, engine.pages.timeline(page.slug, viewer, RECENT_TIMELINE_ENTRIES),
+                        world_only, page_tasks(engine, page, viewer))
 
 
 # -- the entity verb's lookup ------------------------------------------------
 
 def lookup(engine, name: str, world_only: bool) -> dict:
     """`{found, card?, suggestions?}` for a name, per §3.3 (no latency, no version)."""
-    rows = resolve(engine.page_db, name, world_only)
+    rows = resolve(engine, name, world_only)
     if rows:
         body: dict = {"found": True, "card": build_card(engine, rows[0], world_only)}
         runners = rows[1 : 1 + MAX_RUNNERS_UP]
         if runners:
             body["suggestions"] = [
-                {"slug": r["slug"], "title": r["title"] or r["slug"], "create_safety": "exists"} for r in runners
+                {"slug": r.slug, "title": r.title or r.slug, "create_safety": "exists"} for r in runners
             ]
         return body
     card = facts_only_card(engine, name, world_only)
@@ -306,10 +216,8 @@ def near_misses(engine, name: str, world_only: bool) -> list[dict]:
         if world_only and hits:
             # the search already hides private pages; check again, cheaply,
             # because a stale search document must never leak one
-            slugs = [h["slug"] for h in hits]
-            private = {r[0] for r in engine.page_db.execute(
-                f"SELECT slug FROM pages WHERE slug IN ({_marks(slugs)}) AND visibility = 'private'", slugs)}
-            hits = [h for h in hits if h["slug"] not in private]
+            shown = set(engine.pages.visible_slugs([h["slug"] for h in hits], Viewer.world()))
+            hits = [h for h in hits if h["slug"] in shown]
         out = []
         for h in hits:
             # at best a probable match, since the name itself resolved to no page

@@ -137,13 +137,13 @@ def context_pack(engine, args: dict, caller: Caller) -> dict:
     seen: set[str] = set()
     for name in names:
         try:
-            rows = resolve(engine.page_db, name, world_only)
+            rows = resolve(engine, name, world_only)
             if not rows:
                 unresolved.append(name)
                 continue
-            if rows[0]["slug"] in seen:
+            if rows[0].slug in seen:
                 continue
-            seen.add(rows[0]["slug"])
+            seen.add(rows[0].slug)
             cards.append(pack_card(build_card(engine, rows[0], world_only)))
         except Exception:  # one broken entity never sinks the pack
             log.warning("context_pack: card for %r failed", name, exc_info=True)

@@ -49,7 +49,7 @@ def _threads(engine, names: list[str], since: str, world_only: bool) -> list[dic
     seen: set = set()
     for name in names:
         try:
-            rows = resolve(engine.page_db, name, world_only)
+            rows = resolve(engine, name, world_only)
             if not rows:
                 continue
             for t in threads_for(engine, rows[0], world_only):
@@ -97,11 +97,11 @@ def delta(engine, args: dict, caller: Caller) -> dict:
     if token:
         window = window_from_token(token)
 
-    pd = pack_pages(fetch_pages(engine.page_db, since, slug, world_only, now), budget)
+    pd = pack_pages(fetch_pages(engine.pages, since, slug, world_only, now), budget)
     left = None if budget is None else budget - pd.used
     fd = deliver_facts(engine.facts, window, world_only, left)
     if pd.rows:
-        next_cursor = {"since": pd.rows[-1]["updated_at"], "slug": pd.rows[-1]["slug"]}
+        next_cursor = {"since": pd.rows[-1].updated_at, "slug": pd.rows[-1].slug}
     else:
         next_cursor = {"since": since, "slug": slug or ""}
     if store is not None:
@@ -141,7 +141,7 @@ def _advance(store, client: str, session: str, stored: Cursor | None, now_dt: _d
     """Move the session past what was delivered, and no further."""
     parked = iso(now_dt - IN_FLIGHT_LAG)
     if pd.rows:
-        page_cur = (pd.rows[-1]["updated_at"], pd.rows[-1]["slug"])
+        page_cur = (pd.rows[-1].updated_at, pd.rows[-1].slug)
     elif pd.pending:
         page_cur = page_from  # nothing delivered but something waits: stay put
     else:

@@ -6,42 +6,33 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ...indexer.vault.visibility import Viewer
 from ..protocol.budget import estimate_tokens, pack_greedy
+from ..stores.pages import ChangedPage, PagesStore
 
 PAGE_CAP = 50
 FACT_CAP = 50
 SOURCE_ID = "default"
 
 
-def fetch_pages(db, since: str, slug: str | None, world_only: bool, now: str) -> list:
+def fetch_pages(pages: PagesStore, since: str, slug: str | None, world_only: bool, now: str) -> list[ChangedPage]:
     """Up to 51 pages after the (since, slug) keyset, oldest first.
 
     slug None means strictly after `since`; "" takes the whole bucket at it.
     A page whose mtime lies in the future waits for its time instead of
     dragging every cursor past the present.
     """
-    where = ["updated_at >= ?", "updated_at <= ?"]
-    params: list = [since, now]
-    if slug is None:
-        where.append("updated_at > ?")
-        params.append(since)
-    else:
-        where.append("(updated_at > ? OR slug > ?)")
-        params += [since, slug]
-    if world_only:
-        where.append("visibility != 'private'")
-    sql = ("SELECT slug, title, updated_at FROM pages WHERE " + " AND ".join(where) +
-           f" ORDER BY updated_at, slug LIMIT {PAGE_CAP + 1}")
-    return db.execute(sql, params).fetchall()
+    viewer = Viewer.world() if world_only else Viewer.owner()
+    return pages.pages_changed_since(since, slug, now, viewer, PAGE_CAP + 1)
 
 
-def page_item(row) -> dict:
-    return {"slug": row["slug"], "source_id": SOURCE_ID, "title": row["title"] or row["slug"],
-            "updated_at": row["updated_at"]}
+def page_item(page: ChangedPage) -> dict:
+    return {"slug": page.slug, "source_id": SOURCE_ID, "title": page.title or page.slug,
+            "updated_at": page.updated_at}
 
 
-def page_cost(row) -> int:
-    return estimate_tokens(f"{row['title'] or row['slug']} {row['slug']}")
+def page_cost(page: ChangedPage) -> int:
+    return estimate_tokens(f"{page.title or page.slug} {page.slug}")
 
 
 def fact_cost(row) -> int:

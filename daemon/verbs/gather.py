@@ -15,7 +15,6 @@ Facts are in the window when their valid_from falls inside it.
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import re
 from dataclasses import dataclass, field
 
@@ -23,6 +22,7 @@ from ...indexer.vault.timestamps import iso
 from ..protocol.budget import estimate_tokens, pack_greedy
 from ..protocol.caller import Caller
 from ..protocol.timeparse import parse_date
+from ..stores.pages import Chunk, PageDating
 
 EVIDENCE_BUDGET_TOKENS = 6000   # page text in the prompt
 PAGE_CAP_TOKENS = 1500          # one page's share, so one long page cannot crowd out the rest
@@ -104,55 +104,31 @@ def _date_span(value) -> tuple[_dt.datetime, _dt.datetime] | None:
     return (ts, ts) if ts else None
 
 
-def _page_rows(db, slugs: list[str]) -> dict[str, dict]:
-    if not slugs:
-        return {}
-    marks = ",".join("?" * len(slugs))
-    rows = db.execute(
-        f"SELECT id, slug, title, visibility, updated_at, frontmatter FROM pages WHERE slug IN ({marks})", slugs
-    ).fetchall()
-    out = {r["slug"]: dict(r) for r in rows}
-    ids = [r["id"] for r in rows]
-    if ids:
-        by_id = {r["id"]: r["slug"] for r in rows}
-        tl = db.execute(
-            f"SELECT page_id, date FROM timeline WHERE page_id IN ({','.join('?' * len(ids))})", ids
-        ).fetchall()
-        for t in tl:
-            out[by_id[t["page_id"]]].setdefault("timeline", []).append(t["date"])
-    return out
-
-
-def page_dates(row: dict) -> list[tuple[_dt.datetime, _dt.datetime]]:
+def page_dates(page: PageDating) -> list[tuple[_dt.datetime, _dt.datetime]]:
     """The spans that date a page (see the module docstring)."""
     spans = []
-    try:
-        fm = json.loads(row.get("frontmatter") or "{}")
-    except ValueError:
-        fm = {}
-    if isinstance(fm, dict) and fm.get("date") not in (None, ""):
-        span = _date_span(fm["date"])
+    if page.frontmatter_date is not None:
+        span = _date_span(page.frontmatter_date)
         if span:
             spans.append(span)
-    for d in row.get("timeline", []):
+    for d in page.timeline_dates:
         span = _date_span(d)
         if span:
             spans.append(span)
-    if not spans and row.get("updated_at"):
-        span = _date_span(row["updated_at"])
+    if not spans and page.updated_at:
+        span = _date_span(page.updated_at)
         if span:
             spans.append(span)
     return spans
 
 
-def _page_text(db, row: dict | None, excerpt: str, cap_tokens: int) -> str:
+def _page_text(page_chunks: list[Chunk], excerpt: str, cap_tokens: int) -> str:
     """The page's chunks, best match first, cut to the cap."""
     chunks: list[str] = []
-    if row is not None:
-        for r in db.execute("SELECT heading, text FROM chunks WHERE page_id = ? ORDER BY ord", (row["id"],)):
-            text, heading = r["text"] or "", (r["heading"] or "").strip()
-            # the heading says what a section is about ("## Timeline"); keep it unless the text has it
-            chunks.append(f"## {heading}\n{text}" if heading and heading not in text[:200] else text)
+    for c in page_chunks:
+        text, heading = c.text or "", (c.heading or "").strip()
+        # the heading says what a section is about ("## Timeline"); keep it unless the text has it
+        chunks.append(f"## {heading}\n{text}" if heading and heading not in text[:200] else text)
     full = "\n\n".join(c.strip() for c in chunks if c.strip())
     cap_chars = cap_tokens * 4
     if not full:
@@ -177,27 +153,28 @@ def gather(engine, question: str, caller: Caller, window: Window,
     for r in results or []:
         if r.get("slug") and all(h["slug"] != r["slug"] for h in hits):
             hits.append(r)
-    rows = _page_rows(engine.page_db, [h["slug"] for h in hits])
+    # search already hides private pages from remote callers; the store checks again, cheaply
+    viewer = caller.viewer
+    rows = engine.pages.dating([h["slug"] for h in hits], viewer)
     used = 0
     for h in hits:
         if len(out.pages) >= MAX_PAGES or budget_tokens - used < 100:
             break
         row = rows.get(h["slug"])
-        # search already hides private pages from remote callers; checked again, cheaply
-        if row is not None and caller.remote and row.get("visibility") != "world":
-            continue
+        if row is None and not viewer.sees_private:
+            continue  # a page the viewer may not see (or one gone since the search)
         spans = page_dates(row) if row is not None else []
         if window.active and not any(window.overlaps(a, b) for a, b in spans):
             continue  # an undatable page cannot be shown to be inside the window
         excerpt = (h.get("chunk") or "").strip()
         cap = min(PAGE_CAP_TOKENS, budget_tokens - used)
-        text = _page_text(engine.page_db, row, excerpt, cap)
+        text = _page_text(engine.pages.chunks(h["slug"], viewer) if row is not None else [], excerpt, cap)
         if not text.strip():
             continue
         used += estimate_tokens(text)
         date = max((a for a, _ in spans), default=None)
         out.pages.append(GatheredPage(
-            slug=h["slug"], title=(row or {}).get("title") or h.get("title") or h["slug"],
+            slug=h["slug"], title=(row.title if row is not None else "") or h.get("title") or h["slug"],
             text=text, excerpt=excerpt or text[:600], date=date.date().isoformat() if date else None))
     out.facts = _gather_facts(engine, question, out.slugs(), caller, window)
     return out

@@ -21,28 +21,18 @@ def whoami(engine, args: dict, caller: Caller) -> dict:
 
 
 def status(engine, args: dict, caller: Caller) -> dict:
-    db = engine.page_db
-    # remote callers learn how many pages they can see, not how many private ones exist
-    pages_sql = "SELECT COUNT(*) FROM pages" + (" WHERE visibility != 'private'" if caller.remote else "")
-    pages = db.execute(pages_sql).fetchone()[0]
-    if caller.remote:
-        # nor how many chunks or problems private pages have (docs/protocol.md §4.8)
-        chunks = db.execute("SELECT COUNT(*) FROM chunks c JOIN pages p ON p.id = c.page_id "
-                            "WHERE p.visibility != 'private'").fetchone()[0]
-        problems = db.execute("SELECT COUNT(*) FROM problems WHERE path NOT IN "
-                              "(SELECT path FROM pages WHERE visibility = 'private')").fetchone()[0]
-    else:
-        chunks = db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
-        problems = db.execute("SELECT COUNT(*) FROM problems").fetchone()[0]
+    # remote callers learn how many pages, chunks and problems they can see, not how
+    # many private ones exist (docs/protocol.md §4.8): the store counts for the viewer
+    counts = engine.pages.count_pages(caller.viewer)
     index = engine.index
     embedder = engine.embedder
     vectors = engine.vectors
     models = engine.models.status() if engine.models is not None else None
     body = {
         "vault": str(engine.vault),
-        "pages": pages,
-        "chunks": chunks,
-        "problems": problems,
+        "pages": counts.pages,
+        "chunks": counts.chunks,
+        "problems": counts.problems,
         **engine.facts.counts(world_only=caller.remote),
         "index_ready": bool(index is not None and engine.index_ready),
         "last_sync": getattr(index, "last_sync", None),

@@ -1,7 +1,9 @@
 """Page tools: put_page, get_page, list_pages, search, get_backlinks.
 
-Plain functions over the engine's VaultIndex. Remote callers never see a
-page whose frontmatter says `visibility: private`: to them it does not exist.
+Plain functions over the engine's pages store (daemon/stores/pages.py), each
+given the caller's viewer; they answer once the vault index is open. Remote
+callers never see a page whose frontmatter says `visibility: private`: to
+them it does not exist.
 A refused write is `invalid_params` with the reason and the fix; a page that
 changed since it was read is refused the same way, naming its current hash.
 """
@@ -14,13 +16,14 @@ from ..protocol.limits import LIST_PAGES_LIMIT_DEFAULT, LIST_PAGES_LIMIT_MAX, SE
 from ..protocol.params import clamp_limit
 from ..protocol.caller import Caller
 from ..protocol.errors import InvalidParams, NotFound, Unavailable
+from ..stores.pages import PagesStore
 
 
-def _index(engine):
+def _pages(engine) -> PagesStore:
     if engine.index is None:
         raise Unavailable("The vault index is not open.",
                           "Start the daemon (`brain daemon start`) or run `brain index`, then retry.")
-    return engine.index
+    return engine.pages
 
 
 def _not_found(slug: str) -> NotFound:
@@ -30,9 +33,9 @@ def _not_found(slug: str) -> NotFound:
 
 
 def put_page(engine, args: dict, caller: Caller) -> dict:
-    index = _index(engine)
+    pages = _pages(engine)
     try:
-        return index.put_page(args["slug"], args["content"], args.get("expected_hash"), remote=caller.remote)
+        return pages.put_page(args["slug"], args["content"], args.get("expected_hash"), caller.viewer)
     except PageWriteError as e:
         if e.kind == "read_only":
             raise Unavailable(e.message, e.fix) from None
@@ -41,7 +44,7 @@ def put_page(engine, args: dict, caller: Caller) -> dict:
 
 def get_page(engine, args: dict, caller: Caller) -> dict:
     try:
-        page = _index(engine).get_page(args["slug"], remote=caller.remote)
+        page = _pages(engine).get_page(args["slug"], caller.viewer)
     except PageWriteError as e:   # a page indexed as a stub (over the size limit)
         raise InvalidParams(e.message, e.fix) from None
     if page is None:
@@ -51,7 +54,7 @@ def get_page(engine, args: dict, caller: Caller) -> dict:
 
 def list_pages(engine, args: dict, caller: Caller) -> dict:
     limit = clamp_limit(args.get("limit"), LIST_PAGES_LIMIT_DEFAULT, LIST_PAGES_LIMIT_MAX)
-    pages = _index(engine).list_pages(args.get("prefix"), limit, remote=caller.remote)
+    pages = _pages(engine).list_pages(args.get("prefix"), limit, caller.viewer)
     return {"pages": pages, "count": len(pages)}
 
 
@@ -65,7 +68,7 @@ def search(engine, args: dict, caller: Caller) -> dict:
 
 
 def get_backlinks(engine, args: dict, caller: Caller) -> dict:
-    links = _index(engine).backlinks(args["slug"], remote=caller.remote)
+    links = _pages(engine).backlinks(args["slug"], caller.viewer)
     if links is None:
         raise _not_found(args["slug"])
     return {"slug": args["slug"], "backlinks": links, "count": len(links)}

@@ -1,8 +1,11 @@
 """Page reads and writes over the index: put_page, get_page, list_pages, backlinks.
 
 A mixin of VaultIndex (it uses the index's reader connection, write lock,
-ignore rules and `apply`). Remote callers never see `visibility: private`
-pages; refusals are PageWriteError with the reason and the fix.
+ignore rules and `apply`). Every method takes the `Viewer` it is for: a
+viewer who may not see private pages (every remote caller) never sees a
+`visibility: private` page, nor writes over one; listings and backlinks are
+the pages store's (store.py). Refusals are PageWriteError with the reason
+and the fix.
 """
 
 from __future__ import annotations
@@ -21,12 +24,16 @@ from ..vault.vault_files import PageWriteError, check_path_length, check_size, c
 from .table_writes import iso_ns
 from ..vault.scan import IGNORE_FILE, MAX_PAGE_BYTES, classify, page_path, stat_page
 from ..vault.slugs import path_to_slug
+from ..vault.visibility import Viewer
+from .store import SqlitePagesStore
+from .store_types import Backlink, ListedPage
 
 log = logging.getLogger("brain.pages")
 
 # where a remote put_page onto a private page keeps what it was sent (README,
 # "Private pages"): inside the vault's own `.brain`, never indexed, 0600
 HELD_DIR = Path(".brain") / "held"
+WORLD = Viewer.world()   # a caller who does not say otherwise is the world (docs/protocol.md §4.8)
 
 
 def _stale(slug: str, current: str | None) -> PageWriteError:
@@ -39,8 +46,11 @@ def _stale(slug: str, current: str | None) -> PageWriteError:
 
 
 class PageOps:
-    def put_page(self, slug: str, content: str, expected_hash: str | None = None, *, remote: bool = True) -> dict:
-        """Write `<slug>.md` atomically and index it before returning."""
+    def put_page(self, slug: str, content: str, expected_hash: str | None = None, *,
+                 viewer: Viewer = WORLD) -> dict:
+        """Write `<slug>.md` atomically and index it before returning; a writer who may not
+        see private pages never writes over one (`_as_if_absent`)."""
+        blind = not viewer.sees_private   # a writer who may not see private pages
         if self.read_only:
             raise PageWriteError("read_only", "another brain process owns this vault's index.",
                                  "Send the request to the running daemon (drop --no-daemon).")
@@ -67,7 +77,7 @@ class PageOps:
             if kind != "page":
                 raise PageWriteError("ignored", f"{rel} is excluded from the index by {IGNORE_FILE}.",
                                      f"Write the page under another folder, or edit {IGNORE_FILE}.")
-            if remote and row is not None and row["visibility"] == "private":
+            if row is not None and not viewer.may_see(row["visibility"]):
                 return self._as_if_absent(slug, rel, data, expected_hash)
             # README "Symlinks": never through a link to outside the vault; a link
             # inside it is written at its target and stays a link
@@ -78,18 +88,18 @@ class PageOps:
                                      "Choose a slug whose folders are real folders inside the vault.")
             path = self.vault / rel
             big = stat_page(self.vault, rel)
-            if remote and big is not None and big.size > MAX_PAGE_BYTES:   # private to them, and never read whole
+            if blind and big is not None and big.size > MAX_PAGE_BYTES:   # private to them, and never read whole
                 return self._as_if_absent(slug, rel, data, expected_hash)
             try:
                 old = read_bytes(real)
             except OSError as e:
-                if remote:
+                if blind:
                     return self._as_if_absent(slug, rel, data, expected_hash)
                 raise PageWriteError("unreadable", f"{rel} cannot be read: {e.strerror or e}.",
                                      "Fix the file's permissions, then retry.") from None
             # the index may not hold the file yet (just created, too large,
             # binary): the file on disk decides (docs/architecture.md "Private pages")
-            if remote and old is not None and not world_writable(old):
+            if blind and old is not None and not world_writable(old):
                 return self._as_if_absent(slug, rel, data, expected_hash)
             current = content_hash(old) if old is not None else None
             if expected_hash is not None and current != expected_hash.strip().lower():
@@ -145,18 +155,18 @@ class PageOps:
             log.error("a remote put_page onto the private page %s could not be kept aside: %s", rel, e)
         return {"slug": slug, "path": rel, "hash": content_hash(data), "created": True}
 
-    def _page_row(self, slug: str, remote: bool):
+    def _page_row(self, slug: str, viewer: Viewer):
         slug = (slug or "").strip()
         row = self.db.execute("SELECT * FROM pages WHERE slug = ?", (slug,)).fetchone()
         if row is None and slug:
             row = self.db.execute("SELECT * FROM pages WHERE slug = ?", (path_to_slug(slug),)).fetchone()
-        if row is None or (remote and row["visibility"] == "private"):
+        if row is None or not viewer.may_see(row["visibility"]):
             return None
         return row
 
-    def get_page(self, slug: str, *, remote: bool = True) -> dict | None:
-        """The page as it is on disk now, or None (missing, or private for a remote caller)."""
-        row = self._page_row(slug, remote)
+    def get_page(self, slug: str, *, viewer: Viewer = WORLD) -> dict | None:
+        """The page as it is on disk now, or None (missing, or private to this viewer)."""
+        row = self._page_row(slug, viewer)
         if row is None:
             return None
         real = page_path(self.vault, row["path"])  # a link swapped to outside since it was indexed
@@ -170,35 +180,19 @@ class PageOps:
             return None
         text = raw.decode("utf-8", "replace")
         page = parse_page(row["path"], text)
-        if remote and page.visibility == "private":
+        if not viewer.may_see(page.visibility):
             return None  # made private since it was indexed
         return {"slug": row["slug"], "title": page.title, "type": page.type, "content": text,
                 "frontmatter": page.frontmatter, "hash": content_hash(raw),
                 "updated_at": iso_ns(st.mtime_ns) if st else row["updated_at"]}
 
-    def list_pages(self, prefix: str | None = None, limit: int = 50, *, remote: bool = True) -> list[dict]:
+    def list_pages(self, prefix: str | None = None, limit: int = 50, *, viewer: Viewer = WORLD) -> list[ListedPage]:
         """Pages under a slug prefix, most recently updated first."""
-        sql = "SELECT slug, title, type, updated_at FROM pages"
-        where, args = [], []
-        if prefix:
-            where.append("slug >= ? AND slug < ?")
-            args += [prefix, prefix + "\U0010ffff"]   # above every character, astral ones included
-        if remote:
-            where.append("visibility != 'private'")
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY updated_at DESC, slug LIMIT ?"
-        return [dict(r) for r in self.db.execute(sql, args + [limit])]
+        return SqlitePagesStore(self.db).list_pages(prefix, limit, viewer)
 
-    def backlinks(self, slug: str, *, remote: bool = True) -> list[dict] | None:
-        """Pages linking to a page (None when the page is unknown to this caller)."""
-        row = self._page_row(slug, remote)
-        if row is None:
-            return None
-        sql = ("SELECT p.slug, p.title, l.type, l.context, l.source FROM links l JOIN pages p ON p.id = l.from_id "
-               "WHERE l.to_id = ?" + (" AND p.visibility != 'private'" if remote else "") + " ORDER BY p.slug, l.id")
-        return [{"slug": r["slug"], "title": r["title"], "type": r["type"], "context": r["context"] or None,
-                 "source": r["source"]} for r in self.db.execute(sql, (row["id"],))]
+    def backlinks(self, slug: str, *, viewer: Viewer = WORLD) -> list[Backlink] | None:
+        """Pages linking to a page (None when the page is unknown to this viewer)."""
+        return SqlitePagesStore(self.db).backlinks(slug, viewer)
 
 
 def world_writable(raw: bytes) -> bool:

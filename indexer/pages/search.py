@@ -25,6 +25,10 @@ from .passage import best_passage
 from ..vault.scan import stat_page
 from ..embeddings.search_modes import KEYWORD_ONLY
 from ..vault.slugs import normalize_alias
+from ..vault.visibility import Viewer
+from .visible import hide_private
+
+WORLD = Viewer.world()
 
 log = logging.getLogger("brain.search")
 
@@ -64,15 +68,16 @@ def _chunk_rows(db, ids, finder) -> dict[int, tuple]:
             for cid, pid, path, text, title, aliases in rows}
 
 
-def _keyword_pages(index, tokens, key, limit, remote, idf, chunks, finder):
+def _keyword_pages(index, tokens, key, limit, viewer: Viewer, idf, chunks, finder):
     """[(page_id, chunk_id, score)] best first; fills `chunks` (see _chunk_rows) for the chunks it re-scored."""
     if index.keyword is None or not tokens:
         return []
     want = max(limit * 4, 40)
-    hits = index.keyword.search(tokens, want, exclude_private=remote, key=key)
+    hidden = not viewer.sees_private
+    hits = index.keyword.search(tokens, want, exclude_private=hidden, key=key)
     if len(_dedup_pages(hits)) < limit and len(hits) == want:
         # pages with many matching chunks crowded the list: look deeper once
-        hits = index.keyword.search(tokens, want * 8, exclude_private=remote, key=key)
+        hits = index.keyword.search(tokens, want * 8, exclude_private=hidden, key=key)
     if len(idf) < 2 or not hits:   # one query word: every hit holds it, nothing to re-score
         return _dedup_pages(hits)
     # re-score the best chunks: BM25 as a share of the best, plus how much of the query each holds
@@ -109,10 +114,10 @@ def number_forms(key: str) -> list[str]:
     return out
 
 
-def _exact_pages(db, query: str, remote: bool):
+def _exact_pages(db, query: str, viewer: Viewer):
     """(alias-hit page ids, whole-title page ids): the query as written first, then in the
     other number (number_forms)."""
-    vis = " AND p.visibility != 'private'" if remote else ""
+    vis = hide_private(viewer, "p.visibility")
 
     def lookup(sql: str, keys: list[str]) -> list[int]:
         out: list[int] = []
@@ -129,12 +134,12 @@ def _exact_pages(db, query: str, remote: bool):
     return alias_ids, title_ids
 
 
-def _heading_pages(index, key: str, remote: bool) -> dict[int, int]:
+def _heading_pages(index, key: str, viewer: Viewer) -> dict[int, int]:
     """page id → the chunk under a heading equal to the query."""
     if index.keyword is None or not key:
         return {}
     out: dict[int, int] = {}
-    for chunk_id, page_id in index.keyword.heading_pages(key, MAX_EXACT * 4, exclude_private=remote):
+    for chunk_id, page_id in index.keyword.heading_pages(key, MAX_EXACT * 4, exclude_private=not viewer.sees_private):
         out.setdefault(page_id, chunk_id)
     return out
 
@@ -168,8 +173,8 @@ def _fuse(kw, vec) -> dict[int, float]:
     return fused
 
 
-def search_pages(index, query: str, limit: int, *, remote: bool = True, embedder=None, vectors=None):
-    """(results, degraded reason or None); never raises on any query text."""
+def search_pages(index, query: str, limit: int, *, viewer: Viewer = WORLD, embedder=None, vectors=None):
+    """(results, degraded reason or None) as `viewer` may see them; never raises on any query text."""
     use_vectors = embedder is not None and vectors is not None and bool(getattr(vectors, "ready", False))
     degraded = None if use_vectors else KEYWORD_ONLY
     q = " ".join((query or "").split())
@@ -182,9 +187,9 @@ def search_pages(index, query: str, limit: int, *, remote: bool = True, embedder
     idf = index.keyword.idf(wanted) if index.keyword is not None else {}
     finder = TermFinder(wanted)
     chunks: dict[int, tuple] = {}
-    alias_ids, title_ids = _exact_pages(db, q, remote)
-    heading_chunk = _heading_pages(index, key, remote)
-    kw = _keyword_pages(index, tokens, key, limit, remote, idf, chunks, finder)
+    alias_ids, title_ids = _exact_pages(db, q, viewer)
+    heading_chunk = _heading_pages(index, key, viewer)
+    kw = _keyword_pages(index, tokens, key, limit, viewer, idf, chunks, finder)
     vec = []
     if use_vectors:
         try:
@@ -220,7 +225,7 @@ def search_pages(index, query: str, limit: int, *, remote: bool = True, embedder
     results = []
     for pid in order:
         row = rows.get(pid)
-        if row is None or (remote and row["visibility"] == "private"):
+        if row is None or not viewer.may_see(row["visibility"]):
             continue
         cid = shown.get(pid)
         text = chunks[cid][1] if cid in chunks else ""

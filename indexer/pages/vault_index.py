@@ -26,9 +26,11 @@ from .page_tools import PageOps
 from .table_writes import PageTables, collision_echo, now_iso
 from ..vault.scan import IGNORE_FILE, FileStat, IgnoreRules, Problem, classify, read_head, read_page, stat_page
 from ..vault.slugs import path_to_slug
+from ..vault.visibility import Viewer
 from ..vault.vault_changes import disk_state, pair_renames, scan_kinds_paths
 
 log = logging.getLogger("brain.indexer")
+WORLD = Viewer.world()   # a reader who does not say otherwise is the world (docs/protocol.md §4.8)
 
 BATCH_PAGES = 500   # pages per commit: a `git checkout` of 1,000 files is 2 commits
 FULL_BATCH_PAGES = 2000   # a whole-vault pass commits less often (each commit fsyncs)
@@ -288,11 +290,11 @@ class VaultIndex(PageOps):
                 except Exception:
                     log.warning("a chunks-changed listener failed", exc_info=True)
 
-    def search(self, query: str, limit: int, *, remote: bool = True, embedder=None, vectors=None):
-        """(results, degraded reason or None); see search.py."""
+    def search(self, query: str, limit: int, *, viewer: Viewer = WORLD, embedder=None, vectors=None):
+        """(results, degraded reason or None) as `viewer` may see them; see search.py."""
         from .search import search_pages
 
-        return search_pages(self, query, limit, remote=remote, embedder=embedder, vectors=vectors)
+        return search_pages(self, query, limit, viewer=viewer, embedder=embedder, vectors=vectors)
 
     # -- watching, state ------------------------------------------------------------
 
