@@ -22,6 +22,7 @@ from .delta_streams import PagesDelivery, fetch_pages, pack_pages, page_item, pa
 from ...indexer.vault.timestamps import iso, utcnow
 from ..protocol.budget import budget_of
 from ..protocol.caller import Caller
+from ...indexer.vault.visibility import Viewer
 from ..protocol.errors import InvalidParams
 from ..protocol.version import PROTOCOL_VERSION
 from .injectable_text import delta_text
@@ -99,7 +100,7 @@ def delta(engine, args: dict, caller: Caller) -> dict:
 
     pd = pack_pages(fetch_pages(engine.page_db, since, slug, world_only, now), budget)
     left = None if budget is None else budget - pd.used
-    fd = deliver_facts(engine.facts, window, world_only, left)
+    fd = deliver_facts(engine.facts, window, Viewer(sees_private=not world_only), left)
     if pd.rows:
         next_cursor = {"since": pd.rows[-1]["updated_at"], "slug": pd.rows[-1]["slug"]}
     else:

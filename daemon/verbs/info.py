@@ -43,7 +43,7 @@ def status(engine, args: dict, caller: Caller) -> dict:
         "pages": pages,
         "chunks": chunks,
         "problems": problems,
-        **engine.facts.counts(world_only=caller.remote),
+        **engine.facts.counts(caller.viewer),
         "index_ready": bool(index is not None and engine.index_ready),
         "last_sync": getattr(index, "last_sync", None),
         "pending_events": getattr(index, "pending_events", 0),
