@@ -86,8 +86,9 @@ def _reads(store):
     }
 
 
-# methods that read no fact: they take no viewer, and what they return names none
+# methods that hand back no fact: they take no viewer, and what they return names none
 WRITES = {
+    "vectors_current": lambda s: (("model",), {}),
     "insert": lambda s: ((), {"fact": "Bob likes tea", "kind": "fact", "entity_slug": None,
                               "visibility": "world", "source": "t", "valid_until": None}),
     "expire": lambda s: ((s.ids["world_successor"], "checked"), {}),

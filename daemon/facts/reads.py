@@ -18,7 +18,7 @@ from .schema import COLUMNS, scope_clauses
 from .scope_sql import ORDER_SQL, SqlArgs, clauses, hides_private
 
 if TYPE_CHECKING:
-    from .search import VectorSearch
+    from ..stores.vectors import FactVectorsStore
 
 
 def as_fact(row: Sequence[object]) -> Fact:
@@ -30,7 +30,7 @@ class FactReads:
     db: sqlite3.Connection
     lock: threading.RLock
     bad_lines: list[tuple[int, str]]
-    vectors: "VectorSearch | None"
+    vectors: "FactVectorsStore | None"
 
     def refresh(self) -> None: ...  # store.py
 

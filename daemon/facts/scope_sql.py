@@ -37,6 +37,8 @@ def narrowing(scope: FactScope) -> tuple[list[str], SqlArgs]:
     if scope.entity is not None:
         where.append("entity_slug = ?")
         args.append(scope.entity)
+    if scope.filed:
+        where.append("entity_slug IS NOT NULL")
     if scope.kind is not None:
         where.append("kind = ?")
         args.append(scope.kind)

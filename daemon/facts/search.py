@@ -25,7 +25,7 @@ VECTOR_FLOOR): a query that matches nothing returns nothing.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Protocol, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -37,17 +37,8 @@ from ...indexer.vault.visibility import Viewer
 from ..stores.facts import Fact, FactScope, Order
 
 if TYPE_CHECKING:
+    from ..stores.vectors import FactVectorsStore
     from .reads import FactReads
-
-
-class VectorSearch(Protocol):
-    """What ranking asks of the fact vectors (indexer/embeddings/fact_vectors.py)."""
-
-    def vector(self, text: str) -> np.ndarray: ...
-
-    def search(self, text: str | np.ndarray, k: int, ids: Sequence[int] | None = None) -> list[tuple[int, float]]: ...
-
-    def cosines(self, text: str | np.ndarray, ids: Sequence[int]) -> dict[int, float]: ...
 
 DEPTH = 50             # candidates each arm contributes to the fusion
 SCOPE_CAP = 20_000     # most facts a scoped vector search scores
@@ -224,7 +215,7 @@ def fuse(ids: set[int], keyword: dict[int, float], cosine: dict[int, float], nea
     return sorted(scores, key=lambda fid: (-scores[fid], -fid))
 
 
-def rank_facts(store: "FactReads", vectors: VectorSearch | None, query: str, scope: FactScope, viewer: Viewer,
+def rank_facts(store: "FactReads", vectors: "FactVectorsStore | None", query: str, scope: FactScope, viewer: Viewer,
                limit: int, *, floor: float = VECTOR_FLOOR) -> list[Fact]:
     """The facts in `scope` the viewer may see most relevant to `query`, best first, at most `limit`."""
     store.refresh()

@@ -13,13 +13,14 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .schema import SCHEMA, SCHEMA_VERSION, contains_ci
 from .ids import MAX_ID, claimed_in, line_digest
 from .log import FactsLog
 from .projection import Projection
 from .reads import FactReads
-from .search import VectorSearch
+from .vector_rows import FactVectorRows
 from .sources import DEVICE_DIR, SLOTS, Source, device_id, device_log, discover, max_seq, slot_of
 from ..private_files import private_dir
 from ..protocol.errors import Unavailable
@@ -27,16 +28,20 @@ from ...indexer.vault.brain_folder import BrainFolderError, brain_folder
 from ...indexer.vault.timestamps import now_iso
 from ...indexer.vault.visibility import Viewer
 
+if TYPE_CHECKING:
+    from ..stores.vectors import FactVectorsStore
+
 log = logging.getLogger("brain.facts")
 
 # how stale a read may be about lines another device's log gained (docs/architecture.md, "Two devices, one vault")
 READ_REFRESH_S = 1.0
 
 
-class FactsStore(Projection, FactReads):
+class FactsStore(Projection, FactReads, FactVectorRows):
     """Append facts to the log, mirror them into SQLite, answer queries.
 
-    It implements the facts store contract (daemon/stores/facts.py); its reads are in reads.py.
+    It implements the facts store contract (daemon/stores/facts.py); its reads are in reads.py,
+    and it keeps the fact vectors' rows (vector_rows.py).
 
     Given one log file, that file is read and written and ids count up from 1.
     Given a vault's `.brain` folder and this device's id file
@@ -69,7 +74,7 @@ class FactsStore(Projection, FactReads):
         self._projection_state()
         self._writable = False
         self._refreshed = time.monotonic()
-        self.vectors: VectorSearch | None = None  # the fact vectors, once the model has loaded
+        self.vectors: "FactVectorsStore | None" = None  # the fact vectors, once the model has loaded
         self._ensure_schema()
         self.catch_up()
 
@@ -272,7 +277,7 @@ class FactsStore(Projection, FactReads):
         except (OSError, sqlite3.Error) as e:  # the reader still gets what the cache holds
             log.warning("facts logs could not be re-read: %s", e)
 
-    def attach_vectors(self, vectors: VectorSearch) -> None:
+    def attach_vectors(self, vectors: "FactVectorsStore") -> None:
         """Rank by meaning too from now on (search.py); until then ranking is by keyword."""
         self.vectors = vectors
 

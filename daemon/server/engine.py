@@ -184,7 +184,7 @@ class Engine:
         from ...indexer.embeddings.fact_vectors import FactVectors
         from ...indexer.embeddings.vectors import ChunkVectors
 
-        self.fact_vectors = FactVectors(self.facts.db, self.facts.lock, embedder)
+        self.fact_vectors = FactVectors(self.facts, embedder)
         self.facts.attach_vectors(self.fact_vectors)  # recall ranks by meaning too from here
         self.embedder = embedder  # dedup is live from here (candidates lacking a vector are embedded on use)
         vectors = ChunkVectors(self.page_db, self.cache_dir, embedder)

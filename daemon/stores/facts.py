@@ -70,6 +70,7 @@ class FactScope:
     active fact, newest valid_from first."""
 
     entity: str | None = None            # about this entity slug
+    filed: bool = False                  # about some entity (filed under one)
     entities_or_words: tuple[tuple[str, ...], tuple[str, ...]] | None = None
     """(entity slugs, words): about one of the entities, or whose text holds one of the words."""
     kind: str | None = None
@@ -89,7 +90,7 @@ class FactScope:
     def narrows(self) -> bool:
         """Whether anything beyond activity narrows the set (a small scope is searched differently)."""
         return any(v not in (None, False) for v in (
-            self.entity, self.entities_or_words, self.kind, self.session, self.same_text, self.grep,
+            self.entity, self.filed, self.entities_or_words, self.kind, self.session, self.same_text, self.grep,
             self.valid_since, self.valid_through, self.saved_since, self.saved_after, self.saved_before,
             self.replacing_only, self.ended_since))
 
@@ -153,4 +154,9 @@ class FactsStore(Protocol):
 
     def rebuild(self) -> int:
         """Drop the projection and replay every log; the number of log lines read."""
+        ...
+
+    def vectors_current(self, model_id: str) -> bool:
+        """Whether every active fact filed under an entity has a vector made by `model_id` from its
+        current text (docs/architecture.md, "Stores": the vectors are kept beside the facts)."""
         ...
