@@ -22,6 +22,7 @@ from ...indexer.vault.visibility import Viewer
 from ..places import Places
 from ...indexer.vault.timestamps import now_iso
 from ..protocol.caller import Caller
+from .cursor_store import FILE_NAME as CURSORS_FILE, SQLiteCursorStore
 from .usage import UsageLog
 from ..vault_lock import VaultLock
 
@@ -46,6 +47,8 @@ class Engine:
                                           self.state_dir / "device")
         self.page_db = open_db(self.cache_dir / "index.sqlite")
         self.usage = UsageLog(places.usage_file)
+        # delta's cursors: the file opens on first use, and a broken one fails open (cursor_store.py)
+        self.cursors = SQLiteCursorStore(self.state_dir / CURSORS_FILE)
         # attached by the indexer / daemon when available
         self.index = None        # indexer's VaultIndex: keyword search, sync, page writes
         self.index_ready = False  # the index has been reconciled with the folder once
@@ -236,5 +239,6 @@ class Engine:
         if self.index is not None and hasattr(self.index, "close"):
             self.index.close()
         self.facts.close()
+        self.cursors.close()
         self.page_db.close()
         self.lock.release()

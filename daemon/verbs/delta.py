@@ -16,7 +16,8 @@ import datetime as _dt
 import logging
 
 from .cards import resolve, threads_for
-from .cursors import Cursor, client_of, store_for
+from .cursors import client_of
+from ..stores.cursors import Cursor, CursorStore
 from .delta_facts import BACKLOG_SUFFIX, FactsDelivery, FactsWindow, deliver_facts, window_from_token
 from .delta_streams import PagesDelivery, fetch_pages, pack_pages, page_item, pages_key
 from ...indexer.vault.timestamps import iso, utcnow
@@ -72,7 +73,7 @@ def delta(engine, args: dict, caller: Caller) -> dict:
     if explicit is None and session is None:
         raise _no_anchor()
 
-    store = store_for(engine) if session else None
+    store = engine.cursors if session else None
     client = client_of(caller)
     stored = store.get(client, session) if store else None
     now_dt = utcnow()
@@ -129,7 +130,7 @@ def delta(engine, args: dict, caller: Caller) -> dict:
     return body
 
 
-def _stored_backlog(store, client: str, session: str):
+def _stored_backlog(store: CursorStore, client: str, session: str):
     row = store.get(client, session + BACKLOG_SUFFIX)
     if row is None or row.slug is None or row.facts_id is None:
         return None
@@ -137,7 +138,7 @@ def _stored_backlog(store, client: str, session: str):
     return (row.facts_since, row.facts_id if row.facts_id >= 0 else None), (row.since, int(row.slug))
 
 
-def _advance(store, client: str, session: str, stored: Cursor | None, now_dt: _dt.datetime,
+def _advance(store: CursorStore, client: str, session: str, stored: Cursor | None, now_dt: _dt.datetime,
              pd: PagesDelivery, fd: FactsDelivery, page_from: tuple, had_backlog: bool) -> None:
     """Move the session past what was delivered, and no further."""
     parked = iso(now_dt - IN_FLIGHT_LAG)
