@@ -32,9 +32,10 @@ class FactReads:
     bad_lines: list[tuple[int, str]]
     vectors: "FactVectorsStore | None"
 
-    def refresh(self) -> None: ...  # store.py
+    if TYPE_CHECKING:
+        def refresh(self) -> None: ...  # store.py
 
-    def catch_up(self) -> int: ...  # projection.py
+        def catch_up(self) -> int: ...  # projection.py
 
     def select(self, where: list[str], args: SqlArgs, order: str, limit: int | None) -> list[Fact]:
         """Facts matching every clause, in `order`: for this package's modules only (the

@@ -67,8 +67,12 @@ def narrowing(scope: FactScope) -> tuple[list[str], SqlArgs]:
             args.extend([ts, ts, fid])
     if scope.saved_before is not None:
         ts, fid = scope.saved_before
-        where.append("(created_at < ? OR (created_at = ? AND id < ?))")
-        args.extend([ts, ts, fid])
+        if fid is None:
+            where.append("created_at < ?")
+            args.append(ts)
+        else:
+            where.append("(created_at < ? OR (created_at = ? AND id < ?))")
+            args.extend([ts, ts, fid])
     if scope.replacing_only:
         where.append("superseded_by IS NOT NULL")
     if scope.ended_since is not None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from ...indexer.vault.visibility import Viewer
 from ..stores.facts import Fact, FactScope, Order
@@ -22,7 +22,8 @@ class FactVectorRows:
     db: sqlite3.Connection
     lock: threading.RLock
 
-    def listed(self, scope: FactScope, viewer: Viewer, limit: int | None) -> list[Fact]: ...  # reads.py
+    if TYPE_CHECKING:
+        def listed(self, scope: FactScope, viewer: Viewer, limit: int | None) -> list[Fact]: ...  # reads.py
 
     def vectors_current(self, model_id: str) -> bool:
         """Whether every active fact filed under an entity has a vector made by `model_id` from its

@@ -81,7 +81,7 @@ class FactScope:
     valid_through: str | None = None     # valid_from at or before
     saved_since: str | None = None       # created_at at or after
     saved_after: SavedKey | None = None  # strictly after this point in save order
-    saved_before: tuple[str, int] | None = None  # strictly before it
+    saved_before: SavedKey | None = None  # strictly before this one
     replacing_only: bool = False         # only facts another fact superseded
     ended_since: str | None = None       # expired, or valid until, at or after
     include_expired: bool = False        # expired facts and those past valid_until too

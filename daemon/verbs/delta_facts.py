@@ -25,12 +25,12 @@ from dataclasses import dataclass
 from ..protocol.budget import pack_greedy
 from ..protocol.errors import InvalidParams
 from .delta_streams import FACT_CAP, fact_cost
-from ..stores.facts import Fact, FactScope, FactsStore, Order
+from ..stores.facts import Fact, FactScope, FactsStore, Order, SavedKey
 from ...indexer.vault.visibility import Viewer
 
 BACKLOG_SUFFIX = "\x00facts-backlog"  # the session's backlog row, beside its cursor row
 
-Key = tuple  # (created_at, id | None); id None = the whole millisecond bucket at created_at
+Key = SavedKey  # (created_at, id | None); id None = the whole millisecond bucket at created_at
 
 
 @dataclass(frozen=True)
@@ -67,13 +67,13 @@ def _fetch(facts: FactsStore, viewer: Viewer, after: Key, before: Key | None = N
     return facts.listed(scope, viewer, FACT_CAP + 1)
 
 
-def key_of(row) -> Key:
-    return (row["created_at"], row["id"])
+def key_of(row: Fact) -> Key:
+    return (row.created_at, row.id)
 
 
 @dataclass
 class FactsDelivery:
-    rows: list            # newest first
+    rows: list[Fact]      # newest first
     pending: bool
     used: int
     dropped: int
