@@ -143,3 +143,10 @@ def test_embeddings_disabled_keeps_dedup_degraded(vault, places, local):
         assert body["degraded_dedup"] is True
     finally:
         e.close()
+
+
+def test_the_engines_vectors_are_the_vector_store_contracts(model_engine):
+    from brain.daemon.stores.vectors import FactVectorsStore, VectorsStore
+
+    assert isinstance(model_engine.fact_vectors, FactVectorsStore)
+    assert isinstance(model_engine.vectors, VectorsStore)

@@ -10,6 +10,7 @@ from .schema import normalize_text, scope_clauses
 SqlArgs = list[str | int | float | None]
 
 ORDER_SQL = {
+    # valid_from is never null in this store, so the order can use its index (schema.py)
     Order.NEWEST_VALID: "valid_from DESC, id DESC",
     Order.NEWEST_SAVED: "created_at DESC, id DESC",
     Order.LATEST_ENDED: "COALESCE(expired_at, valid_until) DESC, id DESC",

@@ -23,6 +23,15 @@ Scored = list[tuple[int, float]]
 F = TypeVar("F", bound=Fact)
 
 
+class TextEmbedder(Protocol):
+    """A model that turns texts into unit vectors (indexer/embeddings/embedder.py)."""
+
+    model_id: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> Vector: ...
+
+
 @runtime_checkable
 class VectorsStore(Protocol):
     """What the engine, verbs and CLI may ask of the chunk vectors (page search's vector arm)."""
@@ -88,6 +97,14 @@ class FactVectorsStore(Protocol):
 
     def cosines(self, text: str | Vector, ids: Sequence[int]) -> dict[int, float]:
         """fact id -> cosine to `text`, for the given facts that have a vector."""
+        ...
+
+    def load(self) -> object:
+        """Build the search matrix now, so the first search does not pay for it."""
+        ...
+
+    def query_embedder(self) -> TextEmbedder:
+        """The embedder for one recall's page arm: the query the facts arm embedded is not embedded again."""
         ...
 
     def close(self) -> None:
