@@ -50,7 +50,9 @@ class FactReads:
             sql += " LIMIT ?"
             params.append(limit)
         with self.lock:
-            return [as_fact(r) for r in self.db.execute(sql, params).fetchall()]
+            cur = self.db.cursor()
+            cur.row_factory = None  # plain tuples: a Fact is built from each (sqlite3.Row costs twice as much)
+            return [as_fact(r) for r in cur.execute(sql, params).fetchall()]
 
     def get(self, fid: int, viewer: Viewer) -> Fact | None:
         self.refresh()
