@@ -102,7 +102,9 @@ def bench_build(model, n_pages: int) -> None:
     """A generated vault indexed by the real indexer, then its chunks embedded for real."""
     from corpus import generate
 
+    from brain.daemon.stores.facts import FactScope, Order
     from brain.indexer.embeddings.fact_vectors import FactVectors
+    from brain.indexer.vault.visibility import Viewer
     from brain.indexer.embeddings.vectors import ChunkVectors
 
     with tempfile.TemporaryDirectory(prefix="bv-") as d:
@@ -122,9 +124,9 @@ def bench_build(model, n_pages: int) -> None:
         restart_s = time.perf_counter() - t
         re_embedded = again.embedded
         again.close()
-        rows = e.facts.query(["entity_slug IS NOT NULL"], [], "id", None)
+        rows = e.facts.listed(FactScope(filed=True, order=Order.ID), Viewer.owner(), None)
         t = time.perf_counter()
-        FactVectors(e.facts.db, e.facts.lock, model).backfill(rows)
+        FactVectors(e.facts, model).backfill(rows)
         facts_s = time.perf_counter() - t
         size_mb = sum(p.stat().st_size for p in e.cache_dir.glob("vectors*")) / 1e6
         e.close()
@@ -187,7 +189,9 @@ def prepare_big_vault(root: Path, model, n_pages: int, cache: Path | None) -> tu
     """A generated vault with its keyword index, chunk vectors and fact vectors all built."""
     from corpus import generate
 
+    from brain.daemon.stores.facts import FactScope, Order
     from brain.indexer.embeddings.fact_vectors import FactVectors
+    from brain.indexer.vault.visibility import Viewer
     from brain.indexer.embeddings.vectors import ChunkVectors
 
     vault, home = root / "vault", root / "home"
@@ -203,7 +207,7 @@ def prepare_big_vault(root: Path, model, n_pages: int, cache: Path | None) -> tu
     fill_s = time.perf_counter() - t
     n_vectors = len(v)
     v.close()
-    FactVectors(e.facts.db, e.facts.lock, stand_in).backfill(e.facts.query(["entity_slug IS NOT NULL"], [], "id", None))
+    FactVectors(e.facts, stand_in).backfill(e.facts.listed(FactScope(filed=True, order=Order.ID), Viewer.owner(), None))
     n_chunks = e.page_db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
     e.close()
     info = {"pages": summary["pages"], "chunks": n_chunks, "vectors": n_vectors, "index_s": round(index_s, 1),

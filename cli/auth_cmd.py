@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from . import route
+
+if TYPE_CHECKING:
+    from ..daemon.stores.auth import AuthStore
+
+
+def auth_store() -> "AuthStore":
+    """The tokens and OAuth clients of this BRAIN_HOME (daemon/stores/auth.py)."""
+    from ..daemon.http.auth_store import FileAuthStore
+
+    return FileAuthStore(route.places())
 
 
 def register(app) -> None:
@@ -19,11 +31,11 @@ def register(app) -> None:
     def create(name: str = typer.Argument(..., help="who holds it (namespaces its delta cursors)"),
                write: bool = typer.Option(False, "--write", help="allow remember, forget and put_page")):
         """Create a token and print it once; only its hash is stored."""
-        from ..daemon.http.tokens import TokenError, create_token
+        from ..daemon.stores.auth import AuthStoreError
 
         try:
-            secret = create_token(route.places(), name, can_write=write)
-        except TokenError as e:
+            secret = auth_store().create_token(name, can_write=write)
+        except AuthStoreError as e:
             typer.echo(f"error: {e}", err=True)
             raise typer.Exit(1)
         typer.echo(secret)
@@ -33,11 +45,11 @@ def register(app) -> None:
     @token_app.command("list")
     def list_():
         """List token names, scopes and creation times (never the secrets)."""
-        from ..daemon.http.tokens import TokenError, list_tokens
+        from ..daemon.stores.auth import AuthStoreError
 
         try:
-            tokens = list_tokens(route.places())
-        except TokenError as e:
+            tokens = auth_store().tokens()
+        except AuthStoreError as e:
             typer.echo(f"error: {e}", err=True)
             raise typer.Exit(1)
         if not tokens:
@@ -49,11 +61,11 @@ def register(app) -> None:
     @token_app.command("revoke")
     def revoke(name: str):
         """Revoke a token by name; a running HTTP server refuses it from the next request."""
-        from ..daemon.http.tokens import TokenError, revoke_token
+        from ..daemon.stores.auth import AuthStoreError
 
         try:
-            gone = revoke_token(route.places(), name)
-        except TokenError as e:
+            gone = auth_store().revoke_token(name)
+        except AuthStoreError as e:
             typer.echo(f"error: {e}", err=True)
             raise typer.Exit(1)
         if not gone:
@@ -72,25 +84,19 @@ def register_clients(auth_app) -> None:
             typer.echo(f"fix: {fix}", err=True)
         raise typer.Exit(1)
 
-    def _store():
-        from ..daemon.http.oauth_store import OAuthStore
-
-        return OAuthStore(route.places())
-
     @auth_app.command("clients")
     def clients():
         """List HTTP clients (bearer tokens and OAuth clients) with what they were granted:
         scopes of their live credentials and the surface they see."""
         from ..daemon.client.relay import SurfaceError, resolve_surface
-        from ..daemon.http.client_rows import list_clients, server_ceiling
-        from ..daemon.http.oauth_store import OAuthStoreError
-        from ..daemon.http.tokens import TokenError
+        from ..daemon.http.client_rows import server_ceiling
+        from ..daemon.stores.auth import AuthStoreError
 
         p = route.places()
         try:
             ceiling, source = server_ceiling(p, resolve_surface(None, route.load_config(p))[0])
-            rows = list_clients(p, ceiling)
-        except (TokenError, OAuthStoreError, SurfaceError) as e:
+            rows = auth_store().clients(ceiling)
+        except (AuthStoreError, SurfaceError) as e:
             _fail(str(e))
         if not rows:
             typer.echo("no clients. `brain auth token create NAME` makes a token; OAuth clients appear "
@@ -110,14 +116,13 @@ def register_clients(auth_app) -> None:
                        surface: str = typer.Option(..., "--surface", help="verbs | starter | full (never wider "
                                                    "than the server's own surface)")):
         """Set a client's surface; its next request sees it."""
-        from ..daemon.http.client_rows import set_client_surface
         from ..daemon.protocol.errors import VerbError
         from ..daemon.protocol.surfaces import SURFACE_ORDER
 
         if surface not in SURFACE_ORDER:
             _fail(f"unknown surface {surface!r}", f"use one of {', '.join(SURFACE_ORDER)}")
         try:
-            found = set_client_surface(route.places(), client_id, surface, "operator")
+            found = auth_store().set_client_surface(client_id, surface, "operator")
         except VerbError as e:
             _fail(str(e))
         if not found:
@@ -132,33 +137,33 @@ def register_clients(auth_app) -> None:
         if not client_id.startswith(OAUTH_PREFIX):
             _fail(f"{client_id!r} is not an OAuth client id (they start with {OAUTH_PREFIX})",
                   f"for a bearer token run `brain auth token revoke {client_id}`")
-        if not _store().revoke_client(client_id[len(OAUTH_PREFIX):]):
+        if not auth_store().revoke_oauth_client(client_id):
             _fail(f"no client {client_id!r}", "see `brain auth clients` for the ids")
         typer.echo(f"revoked {client_id}: its next request gets 401.")
 
     @auth_app.command("pending")
     def pending():
         """List OAuth authorization requests waiting for your approval."""
-        rows = _store().pending()
+        rows = auth_store().pending()
         if not rows:
             typer.echo("no requests waiting.")
         for r in rows:
-            typer.echo(f"{r['user_code']}  {r['client_name']!r} (oauth:{r['client_id']}) asks for "
-                       f"{' + '.join(r['scopes'])}")
+            typer.echo(f"{r.user_code}  {r.client_name!r} (oauth:{r.client_id}) asks for "
+                       f"{' + '.join(r.scopes)}")
 
     @auth_app.command("approve")
     def approve(code: str = typer.Argument(..., metavar="CODE", help="the code the waiting page shows"),
                 read_only: bool = typer.Option(False, "--read-only", help="grant read even if write was asked")):
         """Approve an OAuth client's request; its browser continues by itself."""
-        row = _store().approve(code, read_only=read_only)
+        row = auth_store().approve(code, read_only=read_only)
         if row is None:
             _fail(f"no request waiting with code {code!r} (codes expire after 10 minutes)",
                   "see `brain auth pending`, or start connecting again from the agent")
-        typer.echo(f"approved {row['client_name']!r} (oauth:{row['client_id']}) for {' + '.join(row['scopes'])}.")
+        typer.echo(f"approved {row.client_name!r} (oauth:{row.client_id}) for {' + '.join(row.scopes)}.")
 
     @auth_app.command("deny")
     def deny(code: str = typer.Argument(..., metavar="CODE")):
         """Deny an OAuth client's request."""
-        if not _store().deny(code):
+        if not auth_store().deny(code):
             _fail(f"no request waiting with code {code!r}", "see `brain auth pending`")
         typer.echo("denied.")

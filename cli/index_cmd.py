@@ -103,7 +103,6 @@ def _index_in_foreground(engine, quiet: bool, vectors: bool = False) -> dict:
 def _all_embedded(engine) -> int | None:
     """How many chunk vectors are stored when every chunk and every fact that
     needs one already has it (for the stored model); None when some work is left."""
-    from ..indexer.embeddings.fact_vectors import fact_key
     from ..indexer.embeddings.vector_files import SIDECAR
     from ..indexer.vault.visibility import Viewer
 
@@ -115,10 +114,7 @@ def _all_embedded(engine) -> int | None:
     live = {h for i, h in enumerate(meta.get("labels") or []) if h is not None and i not in deleted}
     if any(h not in live for h in engine.pages.chunk_hashes(Viewer.owner())):
         return None
-    facts = engine.facts.query(["entity_slug IS NOT NULL"], [], "id", None)
-    with engine.facts.lock:
-        keys = dict(engine.facts.db.execute("SELECT id, model FROM fact_vectors").fetchall())
-    if any(keys.get(int(f["id"])) != fact_key(meta.get("model"), f["fact"]) for f in facts):
+    if not engine.facts.vectors_current(meta.get("model")):
         return None
     return len(live)
 

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from ..indexer.embeddings.search_modes import MODEL_OFF, OFF_TEXT
+from ..indexer.vault.visibility import Viewer
 
 
 def read_status(p, cfg, vault: Path) -> dict:
@@ -30,7 +31,7 @@ def read_status(p, cfg, vault: Path) -> dict:
     try:
         # read the caches as they are: a status must not start an index run
         index = VaultIndex(engine.vault, engine.page_db, engine.cache_dir, read_only=True)
-        body = {"daemon": False, **index.status(), **engine.facts.counts()}
+        body = {"daemon": False, **index.status(), **engine.facts.counts(Viewer.owner())}
         if not engine.setting("embeddings.enabled"):
             body["model_state"] = MODEL_OFF  # off whether a daemon runs or not
         index.close()

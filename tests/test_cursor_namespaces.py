@@ -60,11 +60,11 @@ def test_one_relays_flood_of_sessions_never_evicts_another_relays_cursor(daemon)
 def test_a_flood_over_many_client_ids_evicts_only_the_biggest(tmp_path, monkeypatch):
     import time
 
-    from brain.daemon.verbs import cursors
+    from brain.daemon.server import cursor_store as cursors
     from page_seed import now
 
     monkeypatch.setattr(cursors, "MAX_ROWS_TOTAL", 20)
-    store = cursors.CursorStore(tmp_path / "c.sqlite")
+    store = cursors.SQLiteCursorStore(tmp_path / "c.sqlite")
     store.put("stdio:quiet", "mine", cursors.Cursor(now(), None, now(), None))
     for i in range(40):  # ten flooding ids, four sessions each
         store.put(f"socket:flood-{i % 10}", f"s{i}", cursors.Cursor(now(), None, now(), None))

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from brain.daemon.verbs import cursors
+from brain.daemon.server import cursor_store as cursors
 from brain.daemon.protocol.shapes import RESPONSE_SCHEMAS, validate
 from conftest import call
 from page_seed import add_page, days_ago, now

@@ -3,7 +3,8 @@
 import sqlite3
 import time
 
-from brain.daemon.verbs import cursors
+from brain.daemon.server import cursor_store as cursors
+from brain.daemon.verbs.cursors import client_of
 from brain.daemon.protocol.caller import Caller
 from page_seed import add_page, days_ago, now
 from test_delta import EPOCH, add_fact, cursor_rows, fresh_time, slugs, wake
@@ -49,19 +50,19 @@ def test_idle_cursors_expire_after_seven_days(engine, remote):
 
 
 def test_opening_the_store_collects_garbage(tmp_path):
-    store = cursors.CursorStore(tmp_path / "c.sqlite")
+    store = cursors.SQLiteCursorStore(tmp_path / "c.sqlite")
     store.put("c", "old", cursors.Cursor(now(), None, now(), None))
     store.close()
     db = sqlite3.connect(str(tmp_path / "c.sqlite"))
     db.execute("UPDATE cursors SET touched_at = ?", (days_ago(30),))
     db.commit()
     db.close()
-    assert cursors.CursorStore(tmp_path / "c.sqlite").count() == 0
+    assert cursors.SQLiteCursorStore(tmp_path / "c.sqlite").count() == 0
 
 
 def test_each_client_keeps_at_most_the_newest_rows(tmp_path, monkeypatch):
     monkeypatch.setattr(cursors, "MAX_ROWS_PER_CLIENT", 5)
-    store = cursors.CursorStore(tmp_path / "c.sqlite")
+    store = cursors.SQLiteCursorStore(tmp_path / "c.sqlite")
     for i in range(8):
         store.put("busy", f"s{i}", cursors.Cursor(now(), None, now(), None))
         time.sleep(0.002)
@@ -71,15 +72,26 @@ def test_each_client_keeps_at_most_the_newest_rows(tmp_path, monkeypatch):
 
 
 def test_last_writer_wins(tmp_path):
-    store = cursors.CursorStore(tmp_path / "c.sqlite")
+    store = cursors.SQLiteCursorStore(tmp_path / "c.sqlite")
     store.put("c", "s", cursors.Cursor("2026-01-02T00:00:00.000Z", "b", "2026-01-02T00:00:00.000Z", 9))
     store.put("c", "s", cursors.Cursor("2026-01-01T00:00:00.000Z", "a", "2026-01-01T00:00:00.000Z", None))
     assert store.get("c", "s") == cursors.Cursor("2026-01-01T00:00:00.000Z", "a", "2026-01-01T00:00:00.000Z", None)
 
 
 def test_client_ids():
-    assert cursors.client_of(Caller.local()) == "local"
-    assert cursors.client_of(Caller(remote=True, client_id="  tok  ")) == "tok"
-    assert cursors.client_of(Caller(remote=True, client_id="local")) == "remote"
-    assert cursors.client_of(Caller(remote=True, client_id="   ")) == "remote"
-    assert len(cursors.client_of(Caller(remote=True, client_id="x" * 5000))) == 200
+    assert client_of(Caller.local()) == "local"
+    assert client_of(Caller(remote=True, client_id="  tok  ")) == "tok"
+    assert client_of(Caller(remote=True, client_id="local")) == "remote"
+    assert client_of(Caller(remote=True, client_id="   ")) == "remote"
+    assert len(client_of(Caller(remote=True, client_id="x" * 5000))) == 200
+
+
+def test_the_engine_holds_its_cursor_store_from_construction_and_opens_it_on_first_use(engine, remote):
+    from brain.daemon.stores.cursors import CursorStore
+
+    store = engine.cursors
+    assert isinstance(store, CursorStore)
+    assert not (engine.state_dir / cursors.FILE_NAME).exists()  # nothing opened before a session wakes
+    wake(engine, remote, session_id="s")
+    assert engine.cursors is store and (engine.state_dir / cursors.FILE_NAME).exists()
+    assert store.get(client_of(remote), "s") is not None

@@ -6,6 +6,8 @@ import json
 import time
 
 from brain.daemon.facts.store import FactsStore
+from brain.daemon.stores.facts import FactScope, Order
+from brain.indexer.vault.visibility import Viewer
 
 
 def _insert(store, text):
@@ -13,7 +15,7 @@ def _insert(store, text):
 
 
 def _facts(store):
-    return [(r["id"], r["fact"]) for r in store.query([], [], "id", None)]
+    return [(r["id"], r["fact"]) for r in store.listed(FactScope(order=Order.ID), Viewer.owner(), None)]
 
 
 def test_a_same_length_edit_behind_the_offset_is_seen_on_reopen(tmp_path):

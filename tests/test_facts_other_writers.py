@@ -14,6 +14,8 @@ from daemon_fixtures import configured, daemon, reaper, small_vault  # noqa: F40
 
 from brain.daemon.facts.ids import MAX_ID
 from brain.daemon.facts.store import FactsStore
+from brain.daemon.stores.facts import FactScope, Order
+from brain.indexer.vault.visibility import Viewer
 
 
 def _insert(store, text):
@@ -21,7 +23,7 @@ def _insert(store, text):
 
 
 def _facts(store):
-    return {r["id"]: r["fact"] for r in store.query([], [], "id", None)}
+    return {r["id"]: r["fact"] for r in store.listed(FactScope(order=Order.ID), Viewer.owner(), None)}
 
 
 def _ids_in(path):

@@ -12,6 +12,8 @@ import pytest
 
 from brain.daemon.server.engine import Engine
 from brain.daemon.facts.store import FactsStore
+from brain.daemon.stores.facts import FactScope, Order
+from brain.indexer.vault.visibility import Viewer
 from brain.daemon.vault_lock import VaultLock, VaultLocked
 
 
@@ -25,13 +27,13 @@ def test_deleting_the_cache_keeps_facts_and_ids(tmp_path):
     s = FactsStore(log, cache)
     ids = [_insert(s, f"fact {i}") for i in range(20)]
     s.expire(ids[3], "gone")
-    before = [tuple(r) for r in s.query([], [], "id", None, active_only=False)]
+    before = [r for r in s.listed(FactScope(include_expired=True, order=Order.ID), Viewer.owner(), None)]
     s.close()
     for p in cache.parent.iterdir():
         p.unlink()
     s2 = FactsStore(log, cache)
-    after = [tuple(r) for r in s2.query([], [], "id", None, active_only=False)]
-    assert after == before and [r[0] for r in after] == ids
+    after = [r for r in s2.listed(FactScope(include_expired=True, order=Order.ID), Viewer.owner(), None)]
+    assert after == before and [r.id for r in after] == ids
     assert _insert(s2, "next") == 21
     s2.close()
 
@@ -58,7 +60,7 @@ def test_reopen_reads_only_new_lines(tmp_path):
         f.write(json.dumps({**rec, "id": 6, "fact": "appended"}) + "\n")
     s = _CountingStore(log, cache)
     assert s.reads == [1]  # the new line only, not the five the cache already holds
-    assert [r["fact"] for r in s.query([], [], "id", None)] == [f"fact {i}" for i in range(5)] + ["appended"]
+    assert [r["fact"] for r in s.listed(FactScope(order=Order.ID), Viewer.owner(), None)] == [f"fact {i}" for i in range(5)] + ["appended"]
     assert s.catch_up() == 0 and s.reads == [1, 0]
     s.close()
 
@@ -73,7 +75,7 @@ def test_corrupt_line_skipped_and_reported_rest_loaded(tmp_path):
     log.write_text(lines[0] + "\n{this is not json\n" + '{"op":"bogus"}\n' + lines[1] + "\n")
     cache.unlink()
     s = FactsStore(log, cache)
-    assert [r["fact"] for r in s.query([], [], "id", None)] == ["one", "two"]
+    assert [r["fact"] for r in s.listed(FactScope(order=Order.ID), Viewer.owner(), None)] == ["one", "two"]
     assert [n for n, _ in s.bad_lines] == [2, 3]
     s.close()
 
@@ -86,7 +88,7 @@ def test_torn_last_line_is_set_aside_not_lost(tmp_path):
     with open(log, "ab") as f:
         f.write(b'{"op":"insert","id":2,"ts":"2026-')
     s = FactsStore(log, cache)
-    assert [r["fact"] for r in s.query([], [], "id", None)] == ["whole"]
+    assert [r["fact"] for r in s.listed(FactScope(order=Order.ID), Viewer.owner(), None)] == ["whole"]
     fid = _insert(s, "after the crash")
     assert fid == 3  # the torn line claimed #2: an id is never minted twice, even one never acknowledged
     s.close()
@@ -104,7 +106,7 @@ def test_hand_edited_log_replaced_under_cache_triggers_rebuild(tmp_path):
            "entity_slug": None, "visibility": "world", "source": "hand"}
     log.write_text(json.dumps(rec) + "\n")
     s = FactsStore(log, cache)
-    assert [(r["id"], r["fact"]) for r in s.query([], [], "id", None)] == [(7, "replaced")]
+    assert [(r["id"], r["fact"]) for r in s.listed(FactScope(order=Order.ID), Viewer.owner(), None)] == [(7, "replaced")]
     s.close()
 
 
@@ -133,7 +135,7 @@ def test_kill_9_mid_stream_loses_no_acknowledged_fact(tmp_path):
     proc.wait()
     acked += [int(l) for l in proc.stdout.read().split()]  # lines already in the pipe
     s = FactsStore(log, cache)
-    have = {r["id"] for r in s.query([], [], "id", None)}
+    have = {r["id"] for r in s.listed(FactScope(order=Order.ID), Viewer.owner(), None)}
     assert set(acked) <= have and len(acked) >= 150
     s.close()
 
@@ -187,7 +189,7 @@ def test_a_record_that_cannot_be_applied_is_a_bad_line_not_a_wedge(tmp_path):
     s = FactsStore(log, cache)  # opening must not fail
     assert [n for n, _ in s.bad_lines] == [2, 3, 4]
     fid = _insert(s, "two")
-    assert [r["fact"] for r in s.query([], [], "id", None)] == ["one", "two"]
+    assert [r["fact"] for r in s.listed(FactScope(order=Order.ID), Viewer.owner(), None)] == ["one", "two"]
     assert fid == 5  # never reuses an id a logged line already claimed
     s.close()
 

@@ -21,6 +21,8 @@ from daemon_fixtures import alive, child_env, write_vault
 from brain.daemon import config as config_mod
 from brain.daemon.client.calls import send
 from brain.daemon.facts.store import FactsStore
+from brain.daemon.stores.facts import FactScope, Order
+from brain.indexer.vault.visibility import Viewer
 from brain.daemon.places import Places
 from brain.daemon.rendezvous import read_pid_file
 
@@ -179,7 +181,7 @@ def test_two_devices_converge_to_the_union_with_no_shared_ids(two_devices):
     for dev in (dev_a, dev_b):  # a rebuild from the files alone gives the same ids
         store = FactsStore.for_vault(dev.vault / ".brain", dev.vault.parent / f"{dev.vault.name}.sqlite",
                                      dev.vault.parent / f"{dev.vault.name}.device")
-        rows = store.query([], [], "id", None, active_only=False)
+        rows = store.listed(FactScope(include_expired=True, order=Order.ID), Viewer.owner(), None)
         assert {r["id"]: (r["fact"], r["expired_at"] is not None) for r in rows} == views[0]
         store.close()
     assert all(not alive(d.proc.pid) for d in (dev_a, dev_b))
@@ -201,11 +203,11 @@ def test_a_line_in_the_shared_log_never_takes_an_id_a_device_minted(tmp_path):
     rec = {"op": "insert", "id": fid, "ts": "2026-01-01T00:00:00.000Z", "fact": "pasted into facts.jsonl"}
     (brain_dir / "facts.jsonl").write_text(json.dumps(rec) + "\n")  # read before the device logs
     s.catch_up()
-    facts = {r["id"]: r["fact"] for r in s.query([], [], "id", None)}
+    facts = {r["id"]: r["fact"] for r in s.listed(FactScope(order=Order.ID), Viewer.owner(), None)}
     assert facts[fid] == "minted on this device" and "pasted into facts.jsonl" in facts.values()
     s.close()
     fresh = _store(brain_dir, tmp_path, "a-again")
-    assert {r["id"]: r["fact"] for r in fresh.query([], [], "id", None)} == facts  # a rebuild agrees
+    assert {r["id"]: r["fact"] for r in fresh.listed(FactScope(order=Order.ID), Viewer.owner(), None)} == facts  # a rebuild agrees
     fresh.close()
 
 
@@ -227,7 +229,7 @@ def test_an_expiry_from_another_device_applies_whichever_log_is_read_first(tmp_p
         shutil.copy(first, other / "facts" / ("0" * 16 + ".jsonl"))
         shutil.copy(second, other / "facts" / ("f" * 16 + ".jsonl"))
         s = _store(other, tmp_path, f"reader-{first.name}")
-        assert s.get(fid)["expired_at"] is not None and s.get(fid)["expire_reason"] == "forgotten on B"
+        assert s.get(fid, Viewer.owner())["expired_at"] is not None and s.get(fid, Viewer.owner())["expire_reason"] == "forgotten on B"
         s.close()
 
 
@@ -239,7 +241,7 @@ def test_a_conflict_copy_of_a_device_log_adds_only_what_it_alone_holds(tmp_path)
     extra = json.dumps({"op": "insert", "id": 7, "ts": "2026-01-01T00:00:00.000Z", "fact": "only in the copy"})
     (log.parent / f"{log.stem}.sync-conflict-20261203-120000-ABCDEFG.jsonl").write_text(log.read_text() + extra + "\n")
     s.catch_up()
-    assert {r["id"]: r["fact"] for r in s.query([], [], "id", None)} == {
+    assert {r["id"]: r["fact"] for r in s.listed(FactScope(order=Order.ID), Viewer.owner(), None)} == {
         **{fid: f"fact {i}" for i, fid in enumerate(ids)}, 7: "only in the copy"}
     assert not s.id_conflicts
     s.close()
@@ -297,7 +299,7 @@ def test_what_only_a_sync_copy_holds_is_folded_into_this_devices_log_so_deleting
     copy.write_text(shared + json.dumps({"op": "insert", "id": 2, "ts": ts, "fact": "the other version"}) + "\n"
                     + '{ "op": "expire", "id": 1, "ts": "2026-01-03T00:00:00.000Z", "reason": "gone on B" }\n')
     s = _store(brain_dir, tmp_path, "a")
-    before = {r["id"]: (r["fact"], r["expire_reason"]) for r in s.query([], [], "id", None, active_only=False)}
+    before = {r["id"]: (r["fact"], r["expire_reason"]) for r in s.listed(FactScope(include_expired=True, order=Order.ID), Viewer.owner(), None)}
     assert before[1] == ("in both versions", "gone on B") and before[2] == ("kept", None)
     assert ("the other version", None) in before.values()
     fid = _insert(s, "a new fact")
@@ -308,6 +310,6 @@ def test_what_only_a_sync_copy_holds_is_folded_into_this_devices_log_so_deleting
     s.close()
     copy.unlink()
     s = _store(brain_dir, tmp_path, "a")
-    after = {r["id"]: (r["fact"], r["expire_reason"]) for r in s.query([], [], "id", None, active_only=False)}
+    after = {r["id"]: (r["fact"], r["expire_reason"]) for r in s.listed(FactScope(include_expired=True, order=Order.ID), Viewer.owner(), None)}
     assert after == {**before, fid: ("a new fact", None), fid + (1 << 20): ("and another", None)}
     s.close()

@@ -1,5 +1,6 @@
 """forget: docs/protocol.md §3.5 and the §10 forget list."""
 
+from brain.indexer.vault.visibility import Viewer
 from conftest import call
 
 
@@ -45,7 +46,7 @@ def test_remote_cannot_forget_private_fact(engine, remote, local):
     fid = _fact(engine, local, visibility="private")
     body, err = call(engine, "forget", {"id": fid}, remote)
     assert err and body["error"] == "not_found"
-    assert engine.facts.get(int(fid))["expired_at"] is None
+    assert engine.facts.get(int(fid), Viewer.owner())["expired_at"] is None
     body, err = call(engine, "forget", {"id": fid}, local)
     assert not err and body["expired"] is True
 
@@ -67,4 +68,4 @@ def test_ids_beyond_sqlite_range_and_non_ascii_digits_are_not_found(engine, loca
     for bad in ("99999999999999999999999", "\u0661", "\uff11"):
         body, err = call(engine, "forget", {"id": bad}, local)
         assert err and body["error"] == "not_found", (bad, body)
-    assert engine.facts.get(1)["expired_at"] is None
+    assert engine.facts.get(1, Viewer.owner())["expired_at"] is None

@@ -5,6 +5,8 @@ miss embeds nothing (its near misses are a keyword search, §3.3)."""
 
 from __future__ import annotations
 
+from brain.indexer.vault.visibility import Viewer
+
 import pytest
 
 from conftest import call
@@ -33,7 +35,7 @@ def test_every_answer_of_remember_is_what_it_was(model_engine, local):
     assert [b["status"] for b in bodies] == [s for _, _, s in steps]
     # what superseded what is unchanged too: the first fact points at the third answer's,
     # and the duplicates name the fact they matched
-    first = model_engine.facts.get(int(bodies[0]["id"]))
+    first = model_engine.facts.get(int(bodies[0]["id"]), Viewer.owner())
     assert first["superseded_by"] == int(bodies[2]["id"]) and first["expired_at"] is not None
     assert bodies[1]["id"] == bodies[0]["id"] and bodies[3]["id"] == bodies[2]["id"]
     assert bodies[5]["id"] == bodies[4]["id"]

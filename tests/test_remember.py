@@ -1,5 +1,6 @@
 """remember: docs/protocol.md §3.2, §4.1 and the §10 remember list."""
 
+from brain.indexer.vault.visibility import Viewer
 import datetime as dt
 
 import pytest
@@ -132,7 +133,7 @@ def test_entity_canonicalized_identically_for_remember_and_recall(engine, remote
 def test_dry_run_writes_nothing(engine, remote):
     body, err = call(engine, "remember", {"fact": "x", "provenance": "t", "dry_run": True}, remote)
     assert not err and body["dry_run"] is True and body["action"] == "remember"
-    assert engine.facts.counts()["facts"] == 0
+    assert engine.facts.counts(Viewer.owner())["facts"] == 0
 
 
 def test_provenance_stored_verbatim_trimmed(engine, local):
@@ -183,7 +184,7 @@ def test_remote_similarity_dedup_never_touches_a_private_fact(vault, places, min
                                          "visibility": "private"}, local)
         body, err = call(e, "remember", {**args, "fact": "Zed's phone number is 555-0199"}, remote)
         assert not err and body["status"] == "inserted" and body["id"] != secret["id"], body
-        assert e.facts.get(int(secret["id"]))["expired_at"] is None  # not superseded by a remote write
+        assert e.facts.get(int(secret["id"]), Viewer.owner())["expired_at"] is None  # not superseded by a remote write
     finally:
         e.close()
 
@@ -204,7 +205,7 @@ def test_remote_similarity_still_finds_the_world_fact_behind_a_private_one(vault
         e.on_fact_insert(secret, "Zed works at Acme Robotics, Berlin")
         body, err = call(e, "remember", {**args, "fact": "Zed works at Acme Robotics, Berlin"}, remote)
         assert not err and body["status"] == "superseded", body
-        assert e.facts.get(int(world["id"]))["superseded_by"] == int(body["id"])
+        assert e.facts.get(int(world["id"]), Viewer.owner())["superseded_by"] == int(body["id"])
     finally:
         e.close()
 

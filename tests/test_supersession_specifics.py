@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from brain.indexer.vault.visibility import Viewer
+
 import pytest
 
 from conftest import call
@@ -36,10 +38,10 @@ def test_supersession_keeps_facts_that_differ_in_a_specific(model_engine, local,
     assert not err
     if (first, second) in DIFFERENT:
         assert new["status"] == "inserted", new
-        assert model_engine.facts.get(int(old["id"]))["expired_at"] is None
+        assert model_engine.facts.get(int(old["id"]), Viewer.owner())["expired_at"] is None
     else:
         assert new["status"] == "superseded", new
-        assert model_engine.facts.get(int(old["id"]))["superseded_by"] == int(new["id"])
+        assert model_engine.facts.get(int(old["id"]), Viewer.owner())["superseded_by"] == int(new["id"])
 
 
 @pytest.mark.model

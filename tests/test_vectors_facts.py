@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from brain.indexer.vault.visibility import Viewer
+
 import threading
 
 import pytest
@@ -34,7 +36,7 @@ def test_near_duplicate_same_kind_supersedes(model_engine, local):
     assert second["status"] == "superseded"
     assert second["id"] != first["id"]
     assert second["status_text"] == f"updated — fact #{second['id']} supersedes the previous version"
-    old = model_engine.facts.get(int(first["id"]))
+    old = model_engine.facts.get(int(first["id"]), Viewer.owner())
     assert old["expired_at"] is not None and old["superseded_by"] == int(second["id"])
     body, _ = call(model_engine, "recall", {"supersessions": True}, local)
     assert [f["id"] for f in body["facts"]] == [int(first["id"])]
@@ -47,7 +49,7 @@ def test_near_duplicate_of_another_kind_is_a_duplicate(model_engine, local):
     again = remember(model_engine, local, "Alice prefers meetings in the morning", kind="fact")
     assert again["status"] == "duplicate"
     assert again["id"] == first["id"]
-    assert model_engine.facts.counts()["facts"] == 1  # nothing written
+    assert model_engine.facts.counts(Viewer.owner())["facts"] == 1  # nothing written
 
 
 def test_same_text_is_a_duplicate(model_engine, local):
@@ -61,7 +63,7 @@ def test_related_but_different_claims_both_insert(model_engine, local):
     b = remember(model_engine, local, "Alice is allergic to peanuts")
     c = remember(model_engine, local, "Alice lives in Munich")  # cosine ~0.85 with Berlin: below 0.95
     assert [a["status"], b["status"], c["status"]] == ["inserted"] * 3
-    assert model_engine.facts.counts()["active_facts"] == 3
+    assert model_engine.facts.counts(Viewer.owner())["active_facts"] == 3
 
 
 def test_no_entity_is_never_deduped(model_engine, local):
@@ -70,7 +72,7 @@ def test_no_entity_is_never_deduped(model_engine, local):
     assert (a["status"], b["status"]) == ("inserted", "inserted")
     assert "degraded_dedup" not in b
     # both stay (only entity facts are ever compared) and both get a vector: recall searches them
-    assert model_engine.facts.counts()["active_facts"] == 2
+    assert model_engine.facts.counts(Viewer.owner())["active_facts"] == 2
     assert model_engine.fact_vectors.count() == 2
 
 
@@ -111,14 +113,14 @@ def test_rebuilt_facts_cache_gets_its_vectors_back(vault, places, minilm, local)
 
     e = Engine(vault, places, {}, writer="test")
     try:
-        assert e.facts.counts()["facts"] == 3  # same facts, same ids, from the log
+        assert e.facts.counts(Viewer.owner())["facts"] == 3  # same facts, same ids, from the log
         texts = minilm.texts
         e.load_models(background=False, embedder=minilm)
         assert e.fact_vectors.count() == 3  # every active fact: recall searches them all
         assert minilm.texts - texts == 3
         again = remember(e, local, "Alice prefers meetings in the morning")
         assert again["status"] == "superseded"
-        assert e.facts.get(int(first["id"]))["superseded_by"] == int(again["id"])
+        assert e.facts.get(int(first["id"]), Viewer.owner())["superseded_by"] == int(again["id"])
     finally:
         e.close()
 
@@ -129,7 +131,7 @@ def test_vectors_from_another_model_are_not_trusted(model_engine, local):
         model_engine.facts.db.execute("UPDATE fact_vectors SET model='old-model 0', vec=zeroblob(1536)")
     second = remember(model_engine, local, "Alice prefers meetings in the morning")
     assert second["status"] == "superseded"  # a zero vector would have scored 0 and inserted
-    assert model_engine.facts.get(int(first["id"]))["superseded_by"] == int(second["id"])
+    assert model_engine.facts.get(int(first["id"]), Viewer.owner())["superseded_by"] == int(second["id"])
 
 
 def test_embeddings_disabled_keeps_dedup_degraded(vault, places, local):
@@ -141,3 +143,10 @@ def test_embeddings_disabled_keeps_dedup_degraded(vault, places, local):
         assert body["degraded_dedup"] is True
     finally:
         e.close()
+
+
+def test_the_engines_vectors_are_the_vector_store_contracts(model_engine):
+    from brain.daemon.stores.vectors import FactVectorsStore, VectorsStore
+
+    assert isinstance(model_engine.fact_vectors, FactVectorsStore)
+    assert isinstance(model_engine.vectors, VectorsStore)

@@ -2,5 +2,6 @@
 projection rebuilt from it (`store`), its full-text search (`search`) and the
 date words a fact is found by (`dates`).
 
-May import: the protocol core, `brain.indexer`, `brain.daemon.private_files`.
+May import: the protocol core, the store contracts it implements, `brain.indexer`,
+`brain.daemon.private_files`.
 Never a verb, a transport, the client side or the CLI."""

@@ -25,13 +25,20 @@ VECTOR_FLOOR): a query that matches nothing returns nothing.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .dates import query_date_words
 from .neighbours import neighbours
-from .schema import scope_clauses
+from .scope_sql import ORDER_SQL, clauses as scope_clauses
 from ...indexer.vault.timestamps import utcnow
+from ...indexer.vault.visibility import Viewer
+from ..stores.facts import Fact, FactScope, Order
+
+if TYPE_CHECKING:
+    from ..stores.vectors import FactVectorsStore
+    from .reads import FactReads
 
 DEPTH = 50             # candidates each arm contributes to the fusion
 SCOPE_CAP = 20_000     # most facts a scoped vector search scores
@@ -208,22 +215,23 @@ def fuse(ids: set[int], keyword: dict[int, float], cosine: dict[int, float], nea
     return sorted(scores, key=lambda fid: (-scores[fid], -fid))
 
 
-def rank_facts(store, vectors, query: str, where: list[str], params: list, limit: int, *,
-               active_only: bool, world_only: bool, floor: float = VECTOR_FLOOR) -> list:
-    """The facts in scope (`where`) most relevant to `query`, best first, at most `limit` rows."""
+def rank_facts(store: "FactReads", vectors: "FactVectorsStore | None", query: str, scope: FactScope, viewer: Viewer,
+               limit: int, *, floor: float = VECTOR_FLOOR) -> list[Fact]:
+    """The facts in `scope` the viewer may see most relevant to `query`, best first, at most `limit`."""
     store.refresh()
-    clauses, args = scope_clauses(where, params, active_only, world_only)
+    clauses, args = scope_clauses(scope, viewer)
+    scoped = scope.narrows()
     depth = max(DEPTH, limit)
     words = content_words(query)
     common = _common(store, words, clauses, args)
     # without vectors the common word stays: BM25's IDF damps it, and it is then the only thing
     # that tells one speaker's turns from the other's (tune set: R@10 0.286 with it, 0.268 without)
     expr = keyword_expression(words, common if vectors is not None else [])
-    keyword = dict(keyword_ranked(store, expr, bool(where), clauses, args, depth))
+    keyword = dict(keyword_ranked(store, expr, scoped, clauses, args, depth))
     cosine: dict[int, float] = {}
     if vectors is not None:
         qv = query_vector(vectors, query, common)
-        cosine = dict(vector_ranked(store, vectors, qv, bool(where), clauses, args, depth))
+        cosine = dict(vector_ranked(store, vectors, qv, scoped, clauses, args, depth))
     found = set(keyword) | set(cosine)
     pairs = neighbours(store, sorted(found))
     around = {j for js in pairs.values() for j in js} - found
@@ -235,7 +243,6 @@ def rank_facts(store, vectors, query: str, where: list[str], params: list, limit
     ids = fuse(found | around, keyword, cosine, _symmetric(pairs), floor, vectors is not None)[:limit]
     if not ids:
         return []
-    rows = store.query([f"id IN ({','.join('?' * len(ids))})"], ids, "id", None,
-                       active_only=active_only, world_only=world_only)
-    by_id = {r["id"]: r for r in rows}
+    rows = store.select([*clauses, f"id IN ({','.join('?' * len(ids))})"], [*args, *ids], ORDER_SQL[Order.ID], None)
+    by_id = {r.id: r for r in rows}
     return [by_id[i] for i in ids if i in by_id]

@@ -8,22 +8,28 @@ gets the same ids.
 
 from __future__ import annotations
 
-import datetime as _dt
 import logging
 import sqlite3
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .schema import COLUMNS, SCHEMA, SCHEMA_VERSION, contains_ci, normalize_text, scope_clauses
+from .schema import SCHEMA, SCHEMA_VERSION, contains_ci
 from .ids import MAX_ID, claimed_in, line_digest
 from .log import FactsLog
 from .projection import Projection
+from .reads import FactReads
+from .vector_rows import FactVectorRows
 from .sources import DEVICE_DIR, SLOTS, Source, device_id, device_log, discover, max_seq, slot_of
 from ..private_files import private_dir
 from ..protocol.errors import Unavailable
 from ...indexer.vault.brain_folder import BrainFolderError, brain_folder
-from ...indexer.vault.timestamps import iso, now_iso, utcnow
+from ...indexer.vault.timestamps import now_iso
+from ...indexer.vault.visibility import Viewer
+
+if TYPE_CHECKING:
+    from ..stores.vectors import FactVectorsStore
 
 log = logging.getLogger("brain.facts")
 
@@ -31,8 +37,11 @@ log = logging.getLogger("brain.facts")
 READ_REFRESH_S = 1.0
 
 
-class FactsStore(Projection):
+class FactsStore(Projection, FactReads, FactVectorRows):
     """Append facts to the log, mirror them into SQLite, answer queries.
+
+    It implements the facts store contract (daemon/stores/facts.py); its reads are in reads.py,
+    and it keeps the fact vectors' rows (vector_rows.py).
 
     Given one log file, that file is read and written and ids count up from 1.
     Given a vault's `.brain` folder and this device's id file
@@ -65,6 +74,7 @@ class FactsStore(Projection):
         self._projection_state()
         self._writable = False
         self._refreshed = time.monotonic()
+        self.vectors: "FactVectorsStore | None" = None  # the fact vectors, once the model has loaded
         self._ensure_schema()
         self.catch_up()
 
@@ -248,7 +258,7 @@ class FactsStore(Projection):
         """Expire a fact; False when it already was."""
         with self.lock:
             self.catch_up()
-            row = self.get(fid)
+            row = self.get(fid, Viewer.owner())
             if row is None or row["expired_at"] is not None:
                 return False
             ts = now_iso()
@@ -267,73 +277,9 @@ class FactsStore(Projection):
         except (OSError, sqlite3.Error) as e:  # the reader still gets what the cache holds
             log.warning("facts logs could not be re-read: %s", e)
 
-    def get(self, fid: int) -> sqlite3.Row | None:
-        self.refresh()
-        with self.lock:
-            return self.db.execute(f"SELECT {COLUMNS} FROM facts WHERE id=?", (fid,)).fetchone()
-
-    def query(self, where: list[str], args: list, order: str, limit: int | None,
-              active_only: bool = True, world_only: bool = False, now: str | None = None) -> list[sqlite3.Row]:
-        """Facts matching all `where` clauses, with the common filters applied in SQL."""
-        clauses, params = scope_clauses(where, args, active_only, world_only, now)
-        self.refresh()
-        sql = f"SELECT {COLUMNS} FROM facts"
-        if clauses:
-            sql += " WHERE " + " AND ".join(f"({c})" for c in clauses)
-        sql += f" ORDER BY {order}"
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(limit)
-        with self.lock:
-            return self.db.execute(sql, params).fetchall()
-
-    def active_for_entity(self, slug: str, world_only: bool, limit: int | None = None,
-                          kind: str | None = None) -> list[sqlite3.Row]:
-        where, args = ["entity_slug = ?"], [slug]
-        if kind:
-            where.append("kind = ?")
-            args.append(kind)
-        return self.query(where, args, "valid_from DESC, id DESC", limit, world_only=world_only)
-
-    def count_active_for_entity(self, slug: str, world_only: bool, cap: int = 100) -> int:
-        rows = self.query(["entity_slug = ?"], [slug], "id", cap, world_only=world_only)
-        return len(rows)
-
-    def find_same_text(self, entity_slug: str, text: str, world_only: bool = False) -> sqlite3.Row | None:
-        rows = self.query(["entity_slug = ?", "norm = ?"], [entity_slug, normalize_text(text)], "id", 1,
-                          world_only=world_only)
-        return rows[0] if rows else None
-
-    def by_call_key(self, key: str) -> sqlite3.Row | None:
-        """The fact a call with this idempotency key wrote, expired or not."""
-        with self.lock:
-            self.catch_up()  # the key may be in lines another process appended
-            row = self.db.execute("SELECT fact_id FROM call_keys WHERE key=?", (key,)).fetchone()
-            return self.get(row[0]) if row else None
-
-    def supersedes(self, fid: int) -> bool:
-        """Whether fact `fid` expired another when it was written."""
-        with self.lock:
-            return self.db.execute("SELECT 1 FROM facts WHERE superseded_by=? LIMIT 1", (fid,)).fetchone() is not None
-
-    def hot(self, session_id: str | None, world_only: bool, limit: int = 10) -> list[sqlite3.Row]:
-        if session_id:
-            rows = self.query(["source_session = ?"], [session_id], "created_at DESC, id DESC", limit, world_only=world_only)
-            if rows:
-                return rows
-        day_ago = iso(utcnow() - _dt.timedelta(days=1))
-        return self.query(["created_at >= ?"], [day_ago], "created_at DESC, id DESC", limit, world_only=world_only)
-
-    def counts(self, world_only: bool = False) -> dict:
-        world = " AND visibility = 'world'" if world_only else ""
-        self.refresh()
-        with self.lock:
-            total = self.db.execute("SELECT COUNT(*) FROM facts WHERE 1=1" + world).fetchone()[0]
-            active = self.db.execute(
-                "SELECT COUNT(*) FROM facts WHERE expired_at IS NULL AND (valid_until IS NULL OR valid_until > ?)"
-                + world, (now_iso(),),
-            ).fetchone()[0]
-        return {"facts": total, "active_facts": active, "bad_log_lines": len(self.bad_lines)}
+    def attach_vectors(self, vectors: "FactVectorsStore") -> None:
+        """Rank by meaning too from now on (search.py); until then ranking is by keyword."""
+        self.vectors = vectors
 
     def close(self) -> None:
         self.log.close()

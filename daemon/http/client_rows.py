@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 
 from .tokens import list_tokens, set_token_surface
 from ..protocol.dispatch import unknown_tool_envelope
@@ -25,21 +24,9 @@ from ..protocol.caller import Caller
 from ..protocol.errors import InvalidParams, NotFound, ScopeDenied, VerbError
 from ..protocol.surfaces import SURFACE_ORDER, effective_surface, is_wider, narrowest
 from ..protocol.tools import ALL_TOOLS, surface_tools
+from ..stores.auth import ClientRow
 
 OAUTH_PREFIX = "oauth:"
-
-
-@dataclass(frozen=True)
-class ClientRow:
-    id: str
-    kind: str  # "token" | "oauth"
-    name: str
-    granted: str  # the scopes its live credentials carry ("" for an OAuth client with none)
-    asked: str  # what it asked for: an OAuth client's registration scopes; a token's own
-    surface: str | None  # its row's surface, None: the server's
-    surface_set_by: str | None
-    effective: str  # what it sees: its row's surface, never wider than the server's
-    created_at: str
 
 
 def _scope_text(scopes) -> str:

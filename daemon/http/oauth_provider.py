@@ -31,9 +31,10 @@ from mcp.server.auth.provider import (
 )
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
-from .tokens import TokenChecker
+from .auth_store import FileAuthStore
 from .oauth_guard import redirect_uri_problem
 from .oauth_store import SCOPES, OAuthStore, OAuthStoreError, OAuthStoreFull
+from ..stores.auth import AuthStore
 
 log = logging.getLogger("brain.oauth")
 
@@ -154,7 +155,7 @@ class BrainTokenVerifier:
     """Bearer tokens first (a `brain_` prefix), then OAuth access tokens; None means 401."""
 
     def __init__(self, places, store: OAuthStore | None):
-        self.tokens = TokenChecker(places)
+        self.auth: AuthStore = FileAuthStore(places)
         self.store = store
 
     async def verify_token(self, token: str) -> BrainAccess | None:
@@ -164,7 +165,7 @@ class BrainTokenVerifier:
         """The caller a credential stands for, or None; synchronous, for the connection limits too."""
         if not token:
             return None
-        found = self.tokens.check(token)
+        found = self.auth.check_token(token)
         if found is not None:
             return BrainAccess(token=token, client_id=f"token:{found.name}", kind="token", name=found.name,
                                scopes=["read", "write"] if found.can_write else ["read"], surface=found.surface)

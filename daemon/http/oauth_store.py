@@ -30,6 +30,7 @@ from .tokens import hash_secret
 from ...indexer.vault.timestamps import now_iso
 from .state_file import CachedJson, StateFileError, editing, load_json, save_json
 from ..protocol.surfaces import SURFACE_ORDER
+from ..stores.auth import AuthStoreError
 
 PENDING_TTL_S = 600
 CODE_TTL_S = 300
@@ -47,7 +48,7 @@ _USER_CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 _KINDS = ("clients", "pending", "codes", "access", "refresh", "spent")
 
 
-class OAuthStoreError(ValueError):
+class OAuthStoreError(AuthStoreError):
     pass
 
 

@@ -12,12 +12,12 @@ import hashlib
 import hmac
 import re
 import secrets
-from dataclasses import dataclass
 from pathlib import Path
 
 from ...indexer.vault.timestamps import now_iso
 from .state_file import CachedJson, StateFileError, editing, load_json, save_json
 from ..protocol.surfaces import SURFACE_ORDER
+from ..stores.auth import AuthStoreError, Token
 
 TOKEN_PREFIX = "brain_"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -25,18 +25,8 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 RESERVED_NAMES = {"local", "remote"}
 
 
-class TokenError(ValueError):
+class TokenError(AuthStoreError):
     pass
-
-
-@dataclass(frozen=True)
-class Token:
-    name: str
-    can_write: bool
-    created_at: str
-    # a narrower surface than the server's, set by the operator or asked for by the client
-    surface: str | None = None
-    surface_set_by: str | None = None
 
 
 def tokens_file(places) -> Path:

@@ -1,11 +1,12 @@
 """The daemon process: one per vault. Its lifecycle (`process`: lock,
 start-up, shutdown; run as `python -m brain.daemon.server`), the engine that
-owns a vault's stores and models (`engine`), the MCP wiring (`mcp`), the Unix
+owns a vault's stores and models (`engine`), delta's cursors in SQLite
+(`cursor_store`), the MCP wiring (`mcp`), the Unix
 socket transport (`socket`), checked stdio lines for `serve --no-daemon`
 (`stdio_lines`) and the local usage log (`usage`, read by
 `usage_stats`).
 
-May import: the protocol core, facts, verbs, the LLM providers,
+May import: the protocol core, the store contracts, facts, verbs, the LLM providers,
 `brain.indexer`, the daemon's shared modules (config, places, private_files,
 vault_lock, rendezvous, line_log). Never the client side, the HTTP transport
 or the CLI: what the daemon and its clients both know of the pid file, logs

@@ -18,9 +18,12 @@ from ...indexer.embeddings import search_modes as why
 from .. import config as config_mod
 from ..verbs.entity_slugs import canonical_entity_slug
 from ..facts.store import FactsStore
+from ..stores.facts import Fact, FactScope, Order
+from ...indexer.vault.visibility import Viewer
 from ..places import Places
 from ...indexer.vault.timestamps import now_iso
 from ..protocol.caller import Caller
+from .cursor_store import FILE_NAME as CURSORS_FILE, SQLiteCursorStore
 from .usage import UsageLog
 from ..vault_lock import VaultLock
 
@@ -46,6 +49,8 @@ class Engine:
         self.page_db = open_db(self.cache_dir / "index.sqlite")
         self.pages = SqlitePagesStore(self.page_db)   # the pages contract (daemon/stores/pages.py)
         self.usage = UsageLog(places.usage_file)
+        # delta's cursors: the file opens on first use, and a broken one fails open (cursor_store.py)
+        self.cursors = SQLiteCursorStore(self.state_dir / CURSORS_FILE)
         # attached by the indexer / daemon when available
         self.index = None        # indexer's VaultIndex: keyword search, sync, page writes
         self.index_ready = False  # the index has been reconciled with the folder once
@@ -96,15 +101,6 @@ class Engine:
         if self.vectors is None or not self.vectors.ready:
             return why.VECTORS_BUILDING
         return None
-
-    def search_facts(self, query: str, where: list[str], params: list, limit: int, *,
-                     active_only: bool, world_only: bool) -> list:
-        """Facts in scope ranked by relevance to `query` (keyword BM25, fused with the fact
-        vectors once the model has loaded)."""
-        from ..facts.search import rank_facts
-
-        return rank_facts(self.facts, self.fact_vectors, query, where, params, limit,
-                          active_only=active_only, world_only=world_only)
 
     def attach_index(self, watch: bool = False, progress=None):
         """Open the vault index, reconcile it with the folder, and with `watch` follow saves live.
@@ -191,7 +187,8 @@ class Engine:
         from ...indexer.embeddings.fact_vectors import FactVectors
         from ...indexer.embeddings.vectors import ChunkVectors
 
-        self.fact_vectors = FactVectors(self.facts.db, self.facts.lock, embedder)
+        self.fact_vectors = FactVectors(self.facts, embedder)
+        self.facts.attach_vectors(self.fact_vectors)  # recall ranks by meaning too from here
         self.embedder = embedder  # dedup is live from here (candidates lacking a vector are embedded on use)
         vectors = ChunkVectors(self.page_db, self.cache_dir, embedder)
         self.vectors = vectors  # `vectors.ready` stays False (keyword-only) until the build is done
@@ -202,16 +199,16 @@ class Engine:
         vectors.build(progress)
         vectors.start()
         # facts saved while the model was loading (or before a cache rebuild) get their vectors
-        self.fact_vectors.backfill(self.facts.query([], [], "id DESC", None))
+        self.fact_vectors.backfill(self.facts.listed(FactScope(order=Order.ID_DESC), Viewer.owner(), None))
         self.fact_vectors.load()  # the search matrix, so the first recall does not pay for it
 
-    def fact_similarity(self, entity_slug: str, text: str, world_only: bool):
-        """(row, cosine) of the nearest of the entity's 5 newest active facts (§3.2), or None
-        without a model. `world_only` for remote callers: they are never matched
-        against (and so never learn of, or supersede) a private fact."""
+    def fact_similarity(self, entity_slug: str, text: str, viewer: Viewer) -> tuple[Fact, float] | None:
+        """(fact, cosine) of the nearest of the entity's 5 newest active facts the viewer may see
+        (§3.2), or None without a model: a remote caller is never matched against (and so never
+        learns of, or supersedes) a private fact."""
         if self.fact_vectors is None:
             return None
-        rows = self.facts.active_for_entity(entity_slug, world_only=world_only, limit=5)
+        rows = self.facts.listed(FactScope(entity=entity_slug), viewer, 5)
         return self.fact_vectors.nearest(rows, text)
 
     def prefetch_embedding(self, text: str) -> None:
@@ -242,5 +239,6 @@ class Engine:
         if self.index is not None and hasattr(self.index, "close"):
             self.index.close()
         self.facts.close()
+        self.cursors.close()
         self.page_db.close()
         self.lock.release()

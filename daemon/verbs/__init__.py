@@ -1,7 +1,8 @@
 """The verbs: plain functions over an Engine that return plain dicts, one
-module per verb, plus what they share (cards, gather, cursors, the delta
+module per verb, plus what they share (cards, gather, cursor namespaces, the delta
 streams, synthesis, injectable text, entity slugs).
 
-May import: the protocol core, facts, the LLM providers, `brain.indexer`.
+May import: the protocol core, the store contracts, facts, the LLM providers,
+`brain.indexer`.
 Never a transport (the server's socket and MCP wiring, HTTP), the client
 side, conformance or the CLI: a verb gets its Engine and Caller handed in."""

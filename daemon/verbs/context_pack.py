@@ -23,6 +23,8 @@ from ..protocol.errors import InvalidParams
 from ..protocol.timeparse import parse_iso
 from ..protocol.version import PROTOCOL_VERSION
 from .injectable_text import pack_text
+from ..stores.facts import Fact, FactScope, FactsStore, Order
+from ...indexer.vault.visibility import Viewer
 from ..protocol.limits import MAX_ENTITIES
 from ..protocol.timeparse import parse_since_strict
 
@@ -97,10 +99,21 @@ def card_cost(card: dict) -> int:
     return estimate_tokens(f"{card['title']} {card['summary']} {threads}")
 
 
+def hot_facts(facts: FactsStore, session_id: str | None, viewer: Viewer, limit: int) -> list[Fact]:
+    """The session's latest facts; without a session or when it has none, the last day's."""
+    if session_id:
+        rows = facts.listed(FactScope(session=session_id, order=Order.NEWEST_SAVED), viewer, limit)
+        if rows:
+            return rows
+    day_ago = iso(utcnow() - _dt.timedelta(days=1))
+    return facts.listed(FactScope(saved_since=day_ago, order=Order.NEWEST_SAVED), viewer, limit)
+
+
 def pack_facts(engine, slugs: list[str], session_id: str | None, world_only: bool) -> list[dict]:
     """Facts about the entities first, then hot facts; each group by decayed confidence."""
     now = utcnow()
     facts = engine.facts
+    viewer = Viewer(sees_private=not world_only)
 
     def ranked(rows):
         scored = [(decayed_confidence(r, now), r) for r in rows]
@@ -111,10 +124,10 @@ def pack_facts(engine, slugs: list[str], session_id: str | None, world_only: boo
 
     about: list = []
     for slug in slugs:
-        about.extend(ranked(facts.active_for_entity(slug, world_only, limit=ENTITY_FACTS_FETCH))[:FACTS_PER_ENTITY])
+        about.extend(ranked(facts.listed(FactScope(entity=slug), viewer, ENTITY_FACTS_FETCH))[:FACTS_PER_ENTITY])
     about = ranked([r for _, r in about])[:MAX_ENTITY_FACTS]
     seen = {r["id"] for _, r in about}
-    hot = [r for r in facts.hot(session_id, world_only, limit=HOT_FETCH) if r["id"] not in seen]
+    hot = [r for r in hot_facts(facts, session_id, viewer, HOT_FETCH) if r["id"] not in seen]
     hot_ranked = ranked(hot)[:MAX_HOT_FACTS]
     return [fact_item(r, c) for c, r in about + hot_ranked]
 

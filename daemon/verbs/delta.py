@@ -16,12 +16,14 @@ import datetime as _dt
 import logging
 
 from .cards import resolve, threads_for
-from .cursors import Cursor, client_of, store_for
+from .cursors import client_of
+from ..stores.cursors import Cursor, CursorStore
 from .delta_facts import BACKLOG_SUFFIX, FactsDelivery, FactsWindow, deliver_facts, window_from_token
 from .delta_streams import PagesDelivery, fetch_pages, pack_pages, page_item, pages_key
 from ...indexer.vault.timestamps import iso, utcnow
 from ..protocol.budget import budget_of
 from ..protocol.caller import Caller
+from ...indexer.vault.visibility import Viewer
 from ..protocol.errors import InvalidParams
 from ..protocol.version import PROTOCOL_VERSION
 from .injectable_text import delta_text
@@ -71,7 +73,7 @@ def delta(engine, args: dict, caller: Caller) -> dict:
     if explicit is None and session is None:
         raise _no_anchor()
 
-    store = store_for(engine) if session else None
+    store = engine.cursors if session else None
     client = client_of(caller)
     stored = store.get(client, session) if store else None
     now_dt = utcnow()
@@ -99,7 +101,7 @@ def delta(engine, args: dict, caller: Caller) -> dict:
 
     pd = pack_pages(fetch_pages(engine.pages, since, slug, world_only, now), budget)
     left = None if budget is None else budget - pd.used
-    fd = deliver_facts(engine.facts, window, world_only, left)
+    fd = deliver_facts(engine.facts, window, Viewer(sees_private=not world_only), left)
     if pd.rows:
         next_cursor = {"since": pd.rows[-1].updated_at, "slug": pd.rows[-1].slug}
     else:
@@ -128,7 +130,7 @@ def delta(engine, args: dict, caller: Caller) -> dict:
     return body
 
 
-def _stored_backlog(store, client: str, session: str):
+def _stored_backlog(store: CursorStore, client: str, session: str):
     row = store.get(client, session + BACKLOG_SUFFIX)
     if row is None or row.slug is None or row.facts_id is None:
         return None
@@ -136,7 +138,7 @@ def _stored_backlog(store, client: str, session: str):
     return (row.facts_since, row.facts_id if row.facts_id >= 0 else None), (row.since, int(row.slug))
 
 
-def _advance(store, client: str, session: str, stored: Cursor | None, now_dt: _dt.datetime,
+def _advance(store: CursorStore, client: str, session: str, stored: Cursor | None, now_dt: _dt.datetime,
              pd: PagesDelivery, fd: FactsDelivery, page_from: tuple, had_backlog: bool) -> None:
     """Move the session past what was delivered, and no further."""
     parked = iso(now_dt - IN_FLIGHT_LAG)

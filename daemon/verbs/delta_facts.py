@@ -25,10 +25,12 @@ from dataclasses import dataclass
 from ..protocol.budget import pack_greedy
 from ..protocol.errors import InvalidParams
 from .delta_streams import FACT_CAP, fact_cost
+from ..stores.facts import Fact, FactScope, FactsStore, Order, SavedKey
+from ...indexer.vault.visibility import Viewer
 
 BACKLOG_SUFFIX = "\x00facts-backlog"  # the session's backlog row, beside its cursor row
 
-Key = tuple  # (created_at, id | None); id None = the whole millisecond bucket at created_at
+Key = SavedKey  # (created_at, id | None); id None = the whole millisecond bucket at created_at
 
 
 @dataclass(frozen=True)
@@ -59,43 +61,30 @@ def window_from_token(token: str) -> FactsWindow:
     return FactsWindow((t_ts, t_id), ((l_ts, l_id), (u_ts, u_id)) if l_ts is not None else None)
 
 
-def _after(key: Key) -> tuple[str, list]:
-    ts, fid = key
-    if fid is None:
-        return "created_at > ?", [ts]
-    return "(created_at > ? OR (created_at = ? AND id > ?))", [ts, ts, fid]
+def _fetch(facts: FactsStore, viewer: Viewer, after: Key, before: Key | None = None) -> list[Fact]:
+    """The facts saved after `after` (and before `before`), newest first, one past the cap."""
+    scope = FactScope(saved_after=after, saved_before=before, order=Order.NEWEST_SAVED)
+    return facts.listed(scope, viewer, FACT_CAP + 1)
 
 
-def _before(key: Key) -> tuple[str, list]:
-    ts, fid = key
-    return "(created_at < ? OR (created_at = ? AND id < ?))", [ts, ts, fid]
-
-
-def _fetch(facts, clauses: list[tuple[str, list]], world_only: bool) -> list:
-    where = [c for c, _ in clauses]
-    params = [p for _, ps in clauses for p in ps]
-    return facts.query(where, params, "created_at DESC, id DESC", FACT_CAP + 1, world_only=world_only)
-
-
-def key_of(row) -> Key:
-    return (row["created_at"], row["id"])
+def key_of(row: Fact) -> Key:
+    return (row.created_at, row.id)
 
 
 @dataclass
 class FactsDelivery:
-    rows: list            # newest first
+    rows: list[Fact]      # newest first
     pending: bool
     used: int
     dropped: int
     window: FactsWindow   # what the next call starts from
 
 
-def deliver_facts(facts, window: FactsWindow, world_only: bool, budget: int | None) -> FactsDelivery:
+def deliver_facts(facts: FactsStore, window: FactsWindow, viewer: Viewer, budget: int | None) -> FactsDelivery:
     """The next ≤50 undelivered facts of `window` under `budget` (None: no budget;
     the tokens left after the pages otherwise), and the window after them."""
-    backlog = _fetch(facts, [_after(window.backlog[0]), _before(window.backlog[1])], world_only) \
-        if window.backlog else []
-    newer = _fetch(facts, [_after(window.top)], world_only)
+    backlog = _fetch(facts, viewer, window.backlog[0], window.backlog[1]) if window.backlog else []
+    newer = _fetch(facts, viewer, window.top)
     offered = (backlog + newer)[:FACT_CAP]
     used = 0
     kept = offered

@@ -28,9 +28,8 @@ def forget(engine, args: dict, caller: Caller) -> dict:
         raise _not_found(raw)
     fid = int(raw)
     reason = (args.get("reason") or "").strip() or None
-    row = engine.facts.get(fid)
     # private facts do not exist for remote callers: same answer as unknown
-    if row is None or (caller.remote and row["visibility"] != "world"):
+    if engine.facts.get(fid, caller.viewer) is None:
         raise _not_found(raw)
     if args.get("dry_run") is True:
         return {"dry_run": True, "action": "forget", "id": raw, "protocol_version": PROTOCOL_VERSION}

@@ -33,7 +33,7 @@ def status(engine, args: dict, caller: Caller) -> dict:
         "pages": counts.pages,
         "chunks": counts.chunks,
         "problems": counts.problems,
-        **engine.facts.counts(world_only=caller.remote),
+        **engine.facts.counts(caller.viewer),
         "index_ready": bool(index is not None and engine.index_ready),
         "last_sync": getattr(index, "last_sync", None),
         "pending_events": getattr(index, "pending_events", 0),

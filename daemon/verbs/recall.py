@@ -10,9 +10,10 @@ from ..protocol.caller import Caller
 from ..protocol.version import PROTOCOL_VERSION
 from ..protocol.limits import RECALL_LIMIT_DEFAULT, RECALL_LIMIT_MAX
 from ..protocol.timeparse import parse_since_lenient
+from ..stores.facts import Fact, FactScope, Order
 
 
-def fact_projection(row) -> dict:
+def fact_projection(row: Fact) -> dict:
     """The legacy fact shape plus fact_id and provenance, every key present."""
     return {
         "id": row["id"],
@@ -37,56 +38,54 @@ def fact_projection(row) -> dict:
     }
 
 
-def _scope(engine, args: dict, caller: Caller):
-    """The facts arm's one filter by precedence (docs/protocol.md §3.1): (where, params, order),
-    or None when `since` does not parse (an empty arm, not an error)."""
+def _scope(engine, args: dict, caller: Caller) -> FactScope | None:
+    """The facts arm's one filter by precedence (docs/protocol.md §3.1), or None when `since`
+    does not parse (an empty arm, not an error)."""
+    include_expired = args.get("include_expired") is True
+    grep = args.get("grep") or None  # over every fact in scope, before the limit
     entity = (args.get("entity") or "").strip()
     if entity:
-        return ["entity_slug = ?"], [engine.canonical_entity(entity, caller)], "valid_from DESC, id DESC"
+        return FactScope(entity=engine.canonical_entity(entity, caller), grep=grep,
+                         include_expired=include_expired, order=Order.NEWEST_VALID)
     session = args.get("session_id")
     if session:
-        return ["source_session = ?"], [session], "created_at DESC, id DESC"
+        return FactScope(session=session, grep=grep, include_expired=include_expired, order=Order.NEWEST_SAVED)
     since = args.get("since")
     if since:
         ts = parse_since_lenient(since)
         if ts is None:
             return None
-        return ["valid_from >= ?"], [iso(ts)], "valid_from DESC, id DESC"
-    # valid_from is never null in this store, so the ordering can use its index
-    return [], [], "valid_from DESC, id DESC"
+        return FactScope(valid_since=iso(ts), grep=grep, include_expired=include_expired, order=Order.NEWEST_VALID)
+    return FactScope(grep=grep, include_expired=include_expired, order=Order.NEWEST_VALID)
 
 
-def facts_arm(engine, args: dict, caller: Caller, limit: int) -> list:
+def _supersessions(args: dict) -> FactScope | None:
+    """The audit log of replaced facts, in its own order, query or not; None when `since` does not parse."""
+    since = args.get("since")
+    ended_since = None
+    if since:
+        ts = parse_since_lenient(since)
+        if ts is None:
+            return None
+        ended_since = iso(ts)
+    return FactScope(replacing_only=True, ended_since=ended_since, include_expired=True, order=Order.LATEST_ENDED)
+
+
+def facts_arm(engine, args: dict, caller: Caller, limit: int) -> list[Fact]:
     facts = engine.facts
-    active_only = args.get("include_expired") is not True
-    world_only = caller.remote
     if args.get("supersessions") is True:
-        # the audit log keeps its order, query or not
-        where, params = ["superseded_by IS NOT NULL"], []
-        since = args.get("since")
-        if since:
-            ts = parse_since_lenient(since)
-            if ts is None:
-                return []
-            where.append("COALESCE(expired_at, valid_until) >= ?")
-            params.append(iso(ts))
-        return facts.query(where, params, "COALESCE(expired_at, valid_until) DESC, id DESC", limit,
-                           active_only=False, world_only=world_only)
+        audit = _supersessions(args)
+        return [] if audit is None else facts.listed(audit, caller.viewer, limit)
     scope = _scope(engine, args, caller)
     if scope is None:
         return []
-    where, params, order = scope
-    grep = args.get("grep")
-    if grep:
-        # over every fact in scope, before the limit (not the newest `limit` only)
-        where, params = [*where, "contains_ci(fact, ?)"], [*params, grep]
     query = (args.get("query") or "").strip()
     if query:
-        return engine.search_facts(query, where, params, limit, active_only=active_only, world_only=world_only)
-    return facts.query(where, params, order, limit, active_only=active_only, world_only=world_only)
+        return facts.ranked(query, scope, caller.viewer, limit)
+    return facts.listed(scope, caller.viewer, limit)
 
 
-def _hide_private_successors(engine, facts: list[dict]) -> None:
+def _hide_private_successors(engine, facts: list[dict], caller: Caller) -> None:
     """A world fact replaced by a private one shows no successor to remote callers (docs/protocol.md §4.8)."""
     hidden: dict[int, bool] = {}
     for f in facts:
@@ -94,8 +93,7 @@ def _hide_private_successors(engine, facts: list[dict]) -> None:
         if succ is None:
             continue
         if succ not in hidden:
-            row = engine.facts.get(succ)
-            hidden[succ] = row is None or row["visibility"] != "world"
+            hidden[succ] = engine.facts.get(succ, caller.viewer) is None
         if hidden[succ]:
             f["superseded_by"] = None
 
@@ -113,7 +111,7 @@ def recall(engine, args: dict, caller: Caller) -> dict:
     rows = facts_arm(engine, args, caller, limit)
     facts = [fact_projection(r) for r in rows]
     if caller.remote:
-        _hide_private_successors(engine, facts)
+        _hide_private_successors(engine, facts, caller)
 
     body: dict = {}
 

@@ -8,7 +8,9 @@ from ..protocol.version import PROTOCOL_VERSION
 from ..protocol.limits import MAX_PROVENANCE_CHARS
 from ..protocol.timeparse import parse_ttl
 from ..facts.specifics import differ_in_specifics
-from ..facts.store import normalize_text
+from ..facts.schema import normalize_text
+from ..stores.facts import Fact, FactScope, Order
+from ...indexer.vault.visibility import Viewer
 from .cursors import client_of
 
 # cosine at or above which two facts about one entity are the same claim
@@ -60,9 +62,11 @@ def remember(engine, args: dict, caller: Caller) -> dict:
     # the fact's vector is needed for dedup and for storing it: the model starts now, while the
     # lookups below run (the answer waits for it only where it compares)
     engine.prefetch_embedding(fact)
-    with engine.facts.lock:
+    with engine.facts.exclusive():
         if call_key is not None:
-            done = engine.facts.by_call_key(call_key)
+            # the key is scoped to this caller's namespace (`_call_key`): what it finds, this
+            # caller wrote, so it is found whatever its visibility
+            done = engine.facts.by_call_key(call_key, Viewer.owner())
             if done is not None:
                 return _replay(engine, done, fact)
         verdict = _dedup(engine, fact, kind, entity_slug, caller)
@@ -97,14 +101,14 @@ def _call_key(caller: Caller) -> str | None:
     return f"{client_of(caller)} {key.strip()}"
 
 
-def _replay(engine, row, fact: str) -> dict:
+def _replay(engine, row: Fact, fact: str) -> dict:
     """The answer the call with this key got the first time it ran."""
     if normalize_text(row["fact"]) != normalize_text(fact):
         raise InvalidParams(
             f"this idempotency key already saved a different fact (#{row['id']}).",
             f"Send a new _meta {IDEMPOTENCY_META} for a new fact; reuse a key only to retry the same call.",
         )
-    status = "superseded" if engine.facts.supersedes(row["id"]) else "inserted"
+    status = "superseded" if engine.facts.supersedes(row.id, Viewer.owner()) else "inserted"
     return _response(row["id"], status, row["entity_slug"], row["valid_until"], engine.dedup_degraded())
 
 
@@ -116,11 +120,12 @@ def _dedup(engine, fact: str, kind: str, entity_slug: str | None, caller: Caller
     """
     if entity_slug is None:
         return None
-    same = engine.facts.find_same_text(entity_slug, fact, world_only=caller.remote)
+    same = next(iter(engine.facts.listed(FactScope(entity=entity_slug, same_text=fact, order=Order.ID),
+                                         caller.viewer, 1)), None)
     degraded = engine.dedup_degraded()
     if same is not None:
         return ("duplicate", same, degraded)  # an exact match needs no embedding
-    similar = engine.fact_similarity(entity_slug, fact, world_only=caller.remote)  # None without a model
+    similar = engine.fact_similarity(entity_slug, fact, caller.viewer)  # None without a model
     if similar is not None and similar[1] >= DEDUP_THRESHOLD:
         row = similar[0]
         if differ_in_specifics(row["fact"], fact):

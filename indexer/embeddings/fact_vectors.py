@@ -1,12 +1,13 @@
 """Fact embeddings: remember's dedup and supersession (docs/protocol.md §3.2),
 and the vector arm of recall's fact ranking (docs/protocol.md §3.1).
 
-Vectors live in the facts cache (`fact_vectors(id, model, vec)` in
-facts.sqlite): derived data that a rebuild recreates from the log. The
-`model` column holds the model id and a fingerprint of the embedded text, so
-a vector is used only if it was made by the current model from the fact's
-current text — a replaced log or a new model can never feed a stale vector
-into a dedup decision.
+Vectors are kept by the facts store, beside the facts (a `VectorShelf`:
+derived data that a rebuild recreates from the log); this module hands it
+ids, keys and vector bytes and never queries its tables. A vector's key holds
+the model id and a fingerprint of the embedded text, so a vector is used only
+if it was made by the current model from the fact's current text — a
+replaced log or a new model can never feed a stale vector into a dedup
+decision.
 
 Dedup compares a handful of vectors (up to five facts of one entity). Search
 keeps every valid vector in one in-memory float32 matrix (50K facts × 384 is
@@ -20,7 +21,7 @@ import hashlib
 import threading
 from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Iterable, Sequence
+from typing import Iterable, Protocol, Sequence, TypeVar
 
 import numpy as np
 
@@ -46,13 +47,44 @@ def fact_key(model_id: str, text: str) -> str:
     return f"{model_id} {_fingerprint(text)}"
 
 
-class FactVectors:
-    """Embeds facts, stores their vectors in the facts cache, finds the nearest."""
+class FactText(Protocol):
+    """A fact as this module needs it: its id and its text."""
 
-    def __init__(self, db, lock, embedder):
-        """`db`/`lock`: the facts cache connection and the lock that serialises its use."""
-        self.db = db
-        self.lock = lock
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def fact(self) -> str: ...
+
+
+T = TypeVar("T", bound=FactText)
+
+
+class VectorShelf(Protocol):
+    """Where fact vectors are kept, by fact id (the facts store: daemon/facts/vector_rows.py)."""
+
+    def stored_vectors(self, ids: Sequence[int]) -> list[tuple[int, str, bytes]]: ...
+
+    def vectors_with_text(self) -> list[tuple[int, str, bytes, str]]: ...
+
+    def put_vectors(self, rows: Sequence[tuple[int, str, bytes]]) -> None: ...
+
+    def drop_vectors(self) -> None: ...
+
+    def vector_count(self) -> int: ...
+
+
+def all_current(keys: dict[int, str], facts: Iterable[FactText], model_id: str) -> bool:
+    """Whether every given fact has a vector made by `model_id` from its current text
+    (`keys`: fact id -> the key of its stored vector)."""
+    return all(keys.get(f.id) == fact_key(model_id, f.fact) for f in facts)
+
+
+class FactVectors:
+    """Embeds facts, keeps their vectors on the facts store's shelf, finds the nearest."""
+
+    def __init__(self, shelf: VectorShelf, embedder):
+        self.shelf = shelf
         self.embedder = embedder
         self.model_id = embedder.model_id
         self.dim = int(embedder.dim)
@@ -128,15 +160,12 @@ class FactVectors:
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
 
-    def _stored(self, rows: Sequence) -> dict[int, np.ndarray]:
-        """Valid stored vectors for these fact rows (current model, current text)."""
+    def _stored(self, rows: Sequence[FactText]) -> dict[int, np.ndarray]:
+        """Valid stored vectors for these facts (current model, current text)."""
         if not rows:
             return {}
-        ids = [int(r["id"]) for r in rows]
-        marks = ",".join("?" * len(ids))
-        with self.lock:
-            got = self.db.execute(f"SELECT id, model, vec FROM fact_vectors WHERE id IN ({marks})", ids).fetchall()
-        want = {int(r["id"]): self._key(r["fact"]) for r in rows}
+        got = self.shelf.stored_vectors([r.id for r in rows])
+        want = {r.id: self._key(r.fact) for r in rows}
         out = {}
         for fid, key, blob in got:
             if want.get(fid) == key and len(blob) == 4 * self.dim:
@@ -152,20 +181,13 @@ class FactVectors:
             if self._matrix is not None:
                 for fid, _, v in items:
                     self._matrix.put(fid, v)
-        with self.lock:
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                self.db.executemany("INSERT OR REPLACE INTO fact_vectors(id, model, vec) VALUES (?, ?, ?)", data)
-                self.db.execute("COMMIT")
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
+        self.shelf.put_vectors(data)
 
     def store(self, fid: int, text: str) -> None:
         """Embed and keep one fact's vector."""
         self._put([(fid, text, self.vector(text))])
 
-    def nearest(self, candidates: Sequence, text: str):
+    def nearest(self, candidates: Sequence[T], text: str) -> tuple[T, float] | None:
         """(row, cosine) of the candidate fact closest to `text`, or None without candidates.
 
         Candidates that have no valid vector yet (saved while the model was
@@ -174,48 +196,46 @@ class FactVectors:
         if not candidates:
             return None
         stored = self._stored(candidates)
-        missing = [r for r in candidates if int(r["id"]) not in stored]
+        missing = [r for r in candidates if r.id not in stored]
         with self._recent_lock:  # a text embedded moments ago is not embedded again
-            known = {int(r["id"]): self._recent.get(_same_tokens(r["fact"])) for r in missing}
+            known = {r.id: self._recent.get(_same_tokens(r.fact)) for r in missing}
         stored.update({fid: v for fid, v in known.items() if v is not None})
-        missing = [r for r in missing if int(r["id"]) not in stored]
+        missing = [r for r in missing if r.id not in stored]
         if missing:
-            vecs = self.embedder.embed([r["fact"] for r in missing])
+            vecs = self.embedder.embed([r.fact for r in missing])
             self.embedded += len(missing)
-            self._put((int(r["id"]), r["fact"], v) for r, v in zip(missing, vecs))
-            stored.update({int(r["id"]): v for r, v in zip(missing, vecs)})
+            self._put((r.id, r.fact, v) for r, v in zip(missing, vecs))
+            stored.update({r.id: v for r, v in zip(missing, vecs)})
         q = self.vector(text)
-        matrix = np.stack([stored[int(r["id"])] for r in candidates])
+        matrix = np.stack([stored[r.id] for r in candidates])
         scores = matrix @ q
         best = int(np.argmax(scores))
         return candidates[best], float(scores[best])
 
-    def backfill(self, rows: Sequence) -> int:
-        """Embed every given fact (rows with id, fact) lacking a valid vector; returns how many."""
-        rows = list(rows)
+    def backfill(self, facts: Sequence[FactText]) -> int:
+        """Embed every given fact lacking a valid vector; returns how many."""
+        rows = list(facts)
         n = 0
         for i in range(0, len(rows), BACKFILL_BATCH):
             part = rows[i:i + BACKFILL_BATCH]
             have = self._stored(part)
-            todo = [r for r in part if int(r["id"]) not in have]
+            todo = [r for r in part if r.id not in have]
             if todo:
-                vecs = self.embedder.embed([r["fact"] for r in todo])
+                vecs = self.embedder.embed([r.fact for r in todo])
                 self.embedded += len(todo)
-                self._put((int(r["id"]), r["fact"], v) for r, v in zip(todo, vecs))
+                self._put((r.id, r.fact, v) for r, v in zip(todo, vecs))
                 n += len(todo)
         return n
 
-    def rebuild(self, rows: Sequence) -> int:
+    def rebuild(self, facts: Sequence[FactText]) -> int:
         """Drop every stored fact vector and embed the given facts afresh."""
-        with self.lock:
-            self.db.execute("DELETE FROM fact_vectors")
+        self.shelf.drop_vectors()
         with self._matrix_lock:
             self._matrix = None
-        return self.backfill(rows)
+        return self.backfill(facts)
 
     def count(self) -> int:
-        with self.lock:
-            return self.db.execute("SELECT COUNT(*) FROM fact_vectors").fetchone()[0]
+        return self.shelf.vector_count()
 
     # -- search -----------------------------------------------------------------
 
@@ -228,11 +248,8 @@ class FactVectors:
         with self._matrix_lock:
             if self._matrix is not None:
                 return self._matrix
-        with self.lock:
-            got = self.db.execute(
-                "SELECT v.id, v.model, v.vec, f.fact FROM fact_vectors v JOIN facts f ON f.id = v.id").fetchall()
         matrix = VectorMatrix(self.dim)
-        for fid, key, blob, text in got:
+        for fid, key, blob, text in self.shelf.vectors_with_text():
             if key == self._key(text) and len(blob) == 4 * self.dim:
                 matrix.put(int(fid), np.frombuffer(blob, dtype=np.float32))
         with self._matrix_lock:
