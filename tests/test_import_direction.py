@@ -150,12 +150,22 @@ def test_the_rules_catch_a_planted_import():
     assert violations([(Path("daemon/server/engine.py"), "from ..rendezvous import pid_path\n")]) == []
 
 
+def _runtime_source(source: str) -> str:
+    """The source without its `if TYPE_CHECKING:` blocks."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            node.body = [ast.Pass()]
+    return ast.unparse(tree)
+
+
 def import_graph(files) -> dict[str, set[str]]:
     """module → the brain modules it imports, top level or inside a function alike: a function-level
     import only postpones the cycle to the first call, and a module on either side can no longer be
     understood or moved without the other. `from pkg import name` counts as importing pkg.name when
-    that is a module, else pkg; a module's own package __init__ is not an edge."""
-    files = list(files)
+    that is a module, else pkg; a module's own package __init__ is not an edge. Imports under
+    `if TYPE_CHECKING:` are names for the type checker only, never run: not edges."""
+    files = [(rel, _runtime_source(source)) for rel, source in files]
     modules = {module_name(rel)[0] for rel, _ in files}
     graph = {}
     for rel, source in files:
