@@ -42,6 +42,7 @@ from eval_pages import NPM_SETS, QUESTIONS, SAMPLE, load_questions, npm_vault, s
 from brain.daemon.server.usage_stats import percentile as pct  # noqa: E402
 
 K = 10
+BATCH = 16
 MODEL_CACHE = Path(os.environ.get("BRAIN_MODEL_CACHE") or Path(tempfile.gettempdir()) / f"brain-test-models-{os.getuid()}")
 
 
@@ -62,8 +63,10 @@ class OnceEmbedder:
         import numpy as np
 
         todo = [t for t in dict.fromkeys(texts) if t not in self.seen]
-        if todo:
-            for t, v in zip(todo, self.model.embed(todo)):
+        # a few texts per call, as the daemon embeds: the model pads a batch to its longest text,
+        # and a thousand texts in one call take gigabytes
+        for i in range(0, len(todo), BATCH):
+            for t, v in zip(todo[i:i + BATCH], self.model.embed(todo[i:i + BATCH])):
                 self.seen[t] = np.asarray(v, dtype=np.float32)
         return np.stack([self.seen[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
 

@@ -38,6 +38,8 @@ WEIGHTS = [BOOSTS["body"] / BOOSTS["title"], BOOSTS["path"] / BOOSTS["title"],
            BOOSTS["headings"] / BOOSTS["title"], 1.0]
 PHRASE_WEIGHT = 2.0     # the whole query as a phrase, next to one telling word's share
 RANK_NORMALIZATION = 1  # ts_rank: divide by 1 + log(document length), as BM25 damps long chunks
+COVER_WEIGHT = 2.0      # the share of the query a chunk holds, next to its rank as a share of the best
+RERANK_N = 30           # chunks re-scored so (indexer/pages/search.py does the same to tantivy's hits)
 RRF_K = 60
 EF_SEARCH = 100         # HNSW candidates per vector query (pgvector's default is 40)
 
@@ -45,11 +47,14 @@ _VISIBLE = "(%(all)s OR p.visibility <> 'private')"
 
 _KEYWORD = f"""
 SELECT c.id, c.page_id,
-       coalesce((SELECT sum(t.idf * ts_rank(%(w)s::float4[], c.document, to_tsquery('simple', t.lex), {RANK_NORMALIZATION}))
+       coalesce((SELECT sum(t.idf * ts_rank(%(w)s::float4[], c.document, to_tsquery('simple', t.lex), %(norm)s))
                  FROM unnest(%(lex)s::text[], %(idf)s::float8[]) AS t(lex, idf)), 0)
        + CASE WHEN %(phrase)s THEN %(pw)s * ts_rank(%(w)s::float4[], c.document,
-                                                    phraseto_tsquery('english', %(q)s), {RANK_NORMALIZATION})
-              ELSE 0 END AS score
+                                                    phraseto_tsquery('english', %(q)s), %(norm)s)
+              ELSE 0 END AS score,
+       -- the idf-weighted share of the query's words this chunk holds in any field
+       coalesce((SELECT sum(t.idf) FROM unnest(%(lex)s::text[], %(idf)s::float8[]) AS t(lex, idf)
+                 WHERE c.document @@ to_tsquery('simple', t.lex)), 0) / %(idf_total)s AS cover
 FROM chunks c JOIN pages p ON p.id = c.page_id
 WHERE c.document @@ to_tsquery('simple', %(any)s) AND {_VISIBLE}
 ORDER BY score DESC, c.id
@@ -93,10 +98,17 @@ def keyword_pages(conn, text: str, viewer: Viewer, want: int) -> list[tuple[int,
     lexemes = _lexemes(conn, text)
     if not lexemes:
         return []
-    args = {"w": WEIGHTS, "lex": lexemes, "idf": _idf(conn, lexemes), "any": " | ".join(lexemes),
-            "phrase": len(text.split()) > 1, "pw": PHRASE_WEIGHT, "q": text, "all": viewer.sees_private,
-            "want": want}
-    return _best_per_page(conn.execute(_KEYWORD, args).fetchall())
+    idf = _idf(conn, lexemes)
+    args = {"w": WEIGHTS, "lex": lexemes, "idf": idf, "idf_total": sum(idf) or 1.0, "any": " | ".join(lexemes),
+            "phrase": len(text.split()) > 1, "pw": PHRASE_WEIGHT, "norm": RANK_NORMALIZATION, "q": text,
+            "all": viewer.sees_private, "want": want}
+    rows = conn.execute(_KEYWORD, args).fetchall()
+    if len(lexemes) < 2 or not rows or not COVER_WEIGHT:   # one word: every hit holds all of it
+        return _best_per_page((cid, pid, score) for cid, pid, score, _ in rows)
+    best = rows[0][2] or 1.0
+    top = sorted(((cid, pid, score / best + COVER_WEIGHT * cover) for cid, pid, score, cover in rows[:RERANK_N]),
+                 key=lambda r: -r[2])
+    return _best_per_page(top + [(cid, pid, score / best) for cid, pid, score, _ in rows[RERANK_N:]])
 
 
 def vector_pages(conn, query_vector: Sequence[float], viewer: Viewer, want: int) -> list[tuple[int, int, float]]:
