@@ -12,8 +12,9 @@ be measured side by side (bench/bench_pg_search.py, docs/scaling.md):
            keyword.BOOSTS), plus the query as a phrase;
   vector   nearest chunks by cosine distance (HNSW), the query embedded by
            the caller with the daemon's own model.
-Keyword and vector lists are fused per page by reciprocal rank (`rrf`) or,
-as the embedded search does, by each arm's share of its best (`share`).
+Keyword and vector lists are fused per page by each arm's share of its best,
+as the embedded search does (`share`, the default: it ranked better than
+reciprocal rank on every question set, docs/scaling.md), or by `rrf`.
 Visibility is applied in every query: a viewer that may not see private
 pages never gets one, nor a passage of one.
 """
@@ -143,7 +144,7 @@ def _exact_pages(conn, query: str, viewer: Viewer) -> dict[int, tuple[str, int |
     return dict(list(out.items())[:MAX_EXACT * 3])
 
 
-def fuse(kw, vec, how: str = "rrf") -> dict[int, float]:
+def fuse(kw, vec, how: str = "share") -> dict[int, float]:
     """page id → fused score: reciprocal rank (`rrf`), or each arm's share of its best with the
     vector arm at the embedded search's weight (`share`)."""
     fused: dict[int, float] = {}
@@ -164,7 +165,7 @@ def fuse(kw, vec, how: str = "rrf") -> dict[int, float]:
 
 
 def search(conn: psycopg.Connection, query: str, query_vector: Sequence[float] | None, viewer: Viewer,
-           limit: int, *, mode: str = "hybrid", fusion: str = "rrf") -> list[dict]:
+           limit: int, *, mode: str = "hybrid", fusion: str = "share") -> list[dict]:
     """The best pages for `query`, in the embedded search's hit shape (slug, title, chunk, evidence,
     create_safety, score, provenance, indexed_at). `mode`: keyword, vector or hybrid; the vector
     arm runs only with a `query_vector`. Never returns a page `viewer` may not see."""
