@@ -105,6 +105,14 @@ def _body_chunks(db, ranked) -> dict[int, int]:
     return out
 
 
+def _most_telling(candidates: list[int], chunks: dict, idf: dict[str, float]) -> int | None:
+    """The candidate chunk holding the most of the query (idf-weighted); the first on a tie."""
+    known = [c for c in candidates if c in chunks]
+    if not known:
+        return candidates[0] if candidates else None
+    return max(known, key=lambda c: (coverage(idf, chunks[c][2]), -known.index(c)))
+
+
 def number_forms(key: str) -> list[str]:
     """The key, then its last word in the other number: "hotkey" → hotkeys, "themes" → theme,
     "category" → categories. A one-word query names the page titled in either number."""
@@ -226,9 +234,12 @@ def search_pages(index, query: str, limit: int, *, remote: bool = True, embedder
     kw_body = _body_chunks(db, [h for h in kw_ranked if h[2] in set(order)])
     card_hit = {pid: (cid, cos) for pid, cid, cos in cards}
     vec_hit = {pid: (cid, cos) for pid, cid, cos in vec}
-    # the passage: a heading equal to the query, else the best-matching body chunk (by keywords,
-    # then by meaning), else the card when only the card matched
-    shown = {p: heading_chunk.get(p) or kw_body.get(p) or (vec_hit[p][0] if p in vec_hit else None)
+    # the passage: a heading equal to the query, else the body chunk that holds more of the query
+    # of the best keyword one and the nearest in meaning, else the card when only the card matched
+    body = {p: [c for c in (kw_body.get(p), vec_hit[p][0] if p in vec_hit else None) if c is not None]
+            for p in order}
+    chunks.update(_chunk_rows(db, {c for cs in body.values() for c in cs} - set(chunks), finder))
+    shown = {p: heading_chunk.get(p) or _most_telling(body[p], chunks, idf)
              or kw_chunk.get(p) or (card_hit[p][0] if p in card_hit else None) for p in order}
     vec_hit = {**card_hit, **vec_hit}   # evidence: a body chunk's cosine before the card's
     missing = [p for p in order if shown[p] is None]
@@ -255,7 +266,7 @@ def search_pages(index, query: str, limit: int, *, remote: bool = True, embedder
         results.append({
             "slug": row["slug"],
             "title": row["title"] or row["slug"],
-            "chunk": best_passage(text, finder) or None,
+            "chunk": best_passage(text, finder, weights=idf) or None,
             "evidence": evidence,
             "create_safety": CREATE_SAFETY[evidence],
             # rank strength against the best result (1.0); an exact name match ranks as the best
