@@ -38,7 +38,7 @@ def page_card(title: str, about: str | None, lead: str) -> Chunk:
 
     A question names what a page is for ("recompile my addons") more often than
     the words inside one of its sections, so the card gets a vector and a
-    keyword document of its own (docs/architecture.md "Page search").
+    keyword document of its own (docs/architecture.md, the search arm of recall).
     """
     name = re.sub(r"[-_]+", " ", title or "").strip()
     head = f"{name}: {about.strip()}" if about and about.strip() else name
