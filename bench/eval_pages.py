@@ -195,11 +195,16 @@ def score_ranked(ranked: list[list[str]], questions: list[tuple[str, list[str]]]
 
 
 def evidence_check(brain: Brain, questions) -> dict[str, float]:
-    """How the `evidence` labels hold up: right first hits labelled weak (want 0), and the share
-    of wrong results shown in the top 5 that are not labelled weak (want small)."""
+    """How the `evidence` labels hold up: right first hits labelled weak (want 0), the share
+    of wrong results shown in the top 5 that are not labelled weak (want small), and each label's
+    first answers counted right and wrong (a strong label should be mostly right)."""
     right_first = right_first_weak = wrong = wrong_strong = 0
+    first_by_label: dict[str, dict[str, int]] = {}   # label of the first answer → right / wrong counts
     for q, right in questions:
         results = brain.call("recall", {"query": q, "limit": 5}).get("results", [])
+        if results:
+            row = first_by_label.setdefault(results[0]["evidence"], {"right": 0, "wrong": 0})
+            row["right" if results[0]["slug"] in right else "wrong"] += 1
         for i, r in enumerate(results):
             weak = r["evidence"] == "weak_semantic"
             if r["slug"] in right:
@@ -210,7 +215,8 @@ def evidence_check(brain: Brain, questions) -> dict[str, float]:
                 wrong += 1
                 wrong_strong += not weak
     return {"right_first_hits": right_first, "right_first_hits_weak": right_first_weak,
-            "wrong_results": wrong, "wrong_results_not_weak": round(wrong_strong / wrong, 4) if wrong else 0.0}
+            "wrong_results": wrong, "wrong_results_not_weak": round(wrong_strong / wrong, 4) if wrong else 0.0,
+            "first_answer_by_label": first_by_label}
 
 
 def misses(brain: Brain, questions, k: int = 1) -> list[dict]:

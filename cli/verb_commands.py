@@ -141,6 +141,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
         Opt(("--limit", "-n"), "limit", "int", help=_limit_help),
         _budget(),
         Opt(("--grep",), "grep"),
+        Opt(("--tag", "-t"), None, "str", "only pages carrying this tag (comma-separated for several; "
+            "#tag words in QUERY count too); facts are not filtered"),
         Opt(("--include-expired",), "include_expired", "flag"),
         Opt(("--supersessions",), "supersessions", "flag"),
         Opt(("--scores",), None, "flag", "show each page's score (1.0 = the best match) beside its label"),

@@ -112,13 +112,22 @@ def _run(argv: list[str]) -> int:
     if cmd.name == "context" and not args.get("entities"):
         # the note goes beside --json's output, never into it
         print(_as_the_hook_would(args), file=sys.stderr if ns.json else sys.stdout)
+    tags = None
     if cmd.name == "recall":
         args.setdefault("limit", RECALL_LIMIT)
+        args, tags = _tag_filter(args, ns)
     from .route import route_or_report
 
     body, is_error = route_or_report(cmd.tool, args, ns.no_daemon, ns.remote)
     if body is None:
         return 1
+    if tags and not is_error:
+        from .page_lookup import Pages
+        from .recall_tags import keep_tagged
+        from .route import places, vault_path
+
+        p = places()
+        keep_tagged(body, tags, Pages.of(p, vault_path(p)).tags, tags.shown)
     if ns.json:
         print(json.dumps(body, indent=2, ensure_ascii=False))
         return 1 if is_error else 0
@@ -131,6 +140,26 @@ def _run(argv: list[str]) -> int:
         extra["style"] = {"files": ns.files, "md": ns.md, "scores": ns.scores}
     answer_view.show(cmd.tool, body, args, **extra)
     return 0
+
+
+class _Tags(list):
+    shown = 0   # the results a person asked for, after filtering
+
+
+def _tag_filter(args: dict, ns) -> tuple[dict, _Tags | None]:
+    """recall's arguments with the #tag words out of the query and room to filter (recall_tags.py)."""
+    from .recall_tags import ASK_FOR, split_query
+
+    query, wanted = split_query(args.get("query"), ns.tag)
+    if not wanted:
+        return args, None
+    if ns.remote:
+        raise UsageError("--tag and #tag words filter pages by this machine's page index, which a remote "
+                         "brain's pages are not in.", "leave the tag out, or run the recall on that machine")
+    tags = _Tags(wanted)
+    tags.shown = args["limit"]
+    # no other words: the tags themselves are what to search for (pages are indexed by their tags)
+    return dict(args, query=query or " ".join(t.replace("/", " ") for t in wanted), limit=ASK_FOR), tags
 
 
 def _as_the_hook_would(args: dict) -> str:

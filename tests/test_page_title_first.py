@@ -30,3 +30,18 @@ def test_a_singular_query_finds_the_page_titled_in_the_plural_first(vault, open_
     assert order[0] == "help/hotkeys" and set(order[1:3]) == {"help/glossary", "help/settings"}, order
     body, _ = call(e, "recall", {"query": "hotkey"}, local)
     assert body["results"][0]["title"] == "Hotkeys"
+
+
+def test_a_prefixed_hyphenated_title_beats_long_pages_that_mention_its_word(vault, open_index):
+    # command pages are titled "tool-<name>": the query names the command without the prefix
+    mention = "Installing fills the cache; the cache folder grows, and a clean cache is rebuilt. " * 25
+    write(vault, "commands/tool-cache.md", "---\ntitle: tool-cache\ndescription: Manipulates the packages cache\n---\n"
+          "## Synopsis\ntool cache add\ntool cache clean\n")
+    write(vault, "commands/tool-install.md", "---\ntitle: tool-install\n---\n## Description\n" + mention)
+    write(vault, "using/config.md", "---\ntitle: config\n---\n## Options\n" + mention)
+    for i in range(8):
+        write(vault, f"commands/tool-other-{i}.md", f"---\ntitle: tool-other-{i}\n---\nDoes thing {i}.\n")
+    e = open_index(vault)
+    for query in ("cache", "clear the cache", "caches", "manipulate the cache folder"):
+        results, _ = e.index.search(query, 5, remote=False)
+        assert results[0]["slug"] == "commands/tool-cache", (query, [r["slug"] for r in results])

@@ -120,6 +120,12 @@ MIGRATIONS: list[str] = [
     """
     UPDATE pages SET mtime_ns = 0, content_hash = '';
     """,
+    # 6: every page gets a card chunk (title, summary or description, first
+    # sentence) ahead of its body's chunks (indexer/vault/chunks.py page_card):
+    # re-parse every page so each has one
+    """
+    UPDATE pages SET mtime_ns = 0, content_hash = '';
+    """,
 ]
 
 

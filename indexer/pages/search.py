@@ -8,10 +8,12 @@ Arms, in order of trust:
      tags, body) with phrase and proximity boosts; the best chunks are then
      re-scored by how much of the query (idf-weighted) they hold;
   3. vector: nearest chunks by cosine (only when the model has loaded).
-Keyword and vector scores are fused per page: each arm's score as a share of
-its best, the vector arm at half weight (bench/eval_pages.py chose the
-weights). Each result shows the passage that matched (passage.py), names its
-evidence (evidence.py, docs/protocol.md §4.6) and says whether the file
+Each page also has a card (its title, description and first sentence, see
+indexer/vault/chunks.py page_card) with a vector of its own, so the vector
+arm ranks pages twice: by their nearest chunk and by their card. The lists
+are fused per page (fusion.py). Each result shows the passage that matched
+(passage.py, from the page's best-matching chunk, never the card when a body
+chunk matched), names its evidence (evidence.py, docs/protocol.md §4.6) and says whether the file
 changed on disk since it was indexed.
 """
 
@@ -20,8 +22,10 @@ from __future__ import annotations
 import logging
 
 from .evidence import CREATE_SAFETY, coverage, evidence_of
+from .fusion import fuse
 from .keyword import TermFinder, content_tokens, query_tokens, text_key
 from .passage import best_passage
+from ..vault.chunks import CARD_ORD
 from ..vault.scan import stat_page
 from ..embeddings.search_modes import KEYWORD_ONLY
 from ..vault.slugs import normalize_alias
@@ -33,8 +37,7 @@ WORLD = Viewer.world()
 log = logging.getLogger("brain.search")
 
 MIN_VECTOR = 0.25      # below this a vector-only hit is noise (nearest is not near)
-VECTOR_FLOOR = 0.2     # cosine that counts as nothing in the fusion
-VECTOR_WEIGHT = 0.5    # the vector arm's weight next to the keyword arm's 1
+VECTOR_DEPTH = 200     # nearest vectors asked for: chunks and cards share the list
 COVER_WEIGHT = 2.0     # query coverage next to a chunk's BM25 share, when re-scoring
 RERANK_N = 30          # chunks re-scored
 MAX_EXACT = 20         # pages an exact arm may put first
@@ -69,9 +72,10 @@ def _chunk_rows(db, ids, finder) -> dict[int, tuple]:
 
 
 def _keyword_pages(index, tokens, key, limit, viewer: Viewer, idf, chunks, finder):
-    """[(page_id, chunk_id, score)] best first; fills `chunks` (see _chunk_rows) for the chunks it re-scored."""
+    """([(page_id, chunk_id, score)] best first, one per page; every hit [(score, chunk_id, page_id)]
+    in that order); fills `chunks` (see _chunk_rows) for the chunks it re-scored."""
     if index.keyword is None or not tokens:
-        return []
+        return [], []
     want = max(limit * 4, 40)
     hidden = not viewer.sees_private
     hits = index.keyword.search(tokens, want, exclude_private=hidden, key=key)
@@ -79,7 +83,7 @@ def _keyword_pages(index, tokens, key, limit, viewer: Viewer, idf, chunks, finde
         # pages with many matching chunks crowded the list: look deeper once
         hits = index.keyword.search(tokens, want * 8, exclude_private=hidden, key=key)
     if len(idf) < 2 or not hits:   # one query word: every hit holds it, nothing to re-score
-        return _dedup_pages(hits)
+        return _dedup_pages(hits), hits
     # re-score the best chunks: BM25 as a share of the best, plus how much of the query each holds
     top, rest = hits[:RERANK_N], hits[RERANK_N:]
     chunks.update(_chunk_rows(index.db, [c for _, c, _ in top], finder))
@@ -87,7 +91,31 @@ def _keyword_pages(index, tokens, key, limit, viewer: Viewer, idf, chunks, finde
     scored = [(s / best + COVER_WEIGHT * coverage(idf, chunks[c][2]) if c in chunks else s / best, c, p)
               for s, c, p in top]
     scored.sort(key=lambda h: -h[0])
-    return _dedup_pages(scored + [(s / best, c, p) for s, c, p in rest])
+    ranked = scored + [(s / best, c, p) for s, c, p in rest]
+    return _dedup_pages(ranked), ranked
+
+
+def _body_chunks(db, ranked) -> dict[int, int]:
+    """page id → its best keyword chunk that is not the page's card: the passage to show
+    (a card says what the page is; the answer is in its body)."""
+    ids = [c for _, c, _ in ranked]
+    if not ids:
+        return {}
+    cards = {c for (c,) in db.execute(f"SELECT id FROM chunks WHERE ord = ? AND id IN ({_marks(ids)})",
+                                      [CARD_ORD, *ids])}
+    out: dict[int, int] = {}
+    for _, cid, pid in ranked:
+        if cid not in cards:
+            out.setdefault(pid, cid)
+    return out
+
+
+def _most_telling(candidates: list[int], chunks: dict, idf: dict[str, float]) -> int | None:
+    """The candidate chunk holding the most of the query (idf-weighted); the first on a tie."""
+    known = [c for c in candidates if c in chunks]
+    if not known:
+        return candidates[0] if candidates else None
+    return max(known, key=lambda c: (coverage(idf, chunks[c][2]), -known.index(c)))
 
 
 def number_forms(key: str) -> list[str]:
@@ -145,32 +173,25 @@ def _heading_pages(index, key: str, viewer: Viewer) -> dict[int, int]:
 
 
 def _vector_pages(db, embedder, vectors, query: str, limit: int):
-    """[(page_id, chunk_id, cosine)] best first, one per page."""
+    """([(page_id, chunk_id, cosine)] by nearest body chunk, the same by nearest card), best first,
+    one per page each."""
     import numpy as np  # only once vectors exist
 
     vec = np.asarray(embedder.embed([query]), dtype=np.float32)[0]
-    hits = vectors.query(vec, max(limit * 4, 40))
+    hits = vectors.query(vec, max(limit * 4, VECTOR_DEPTH))
     if not hits:
-        return []
+        return [], []
     ids = [int(c) for c, _ in hits]
-    owner = dict(db.execute(f"SELECT id, page_id FROM chunks WHERE id IN ({_marks(ids)})", ids).fetchall())
-    ranked = [(float(cos), cid, owner[cid]) for cid, cos in hits if cid in owner and cos >= MIN_VECTOR]
-    ranked.sort(key=lambda h: -h[0])
-    return _dedup_pages(ranked)
-
-
-def _fuse(kw, vec) -> dict[int, float]:
-    """page id → keyword share of the best keyword score + weighted vector share of the best cosine."""
-    fused: dict[int, float] = {}
-    if kw:
-        best = kw[0][2] or 1.0
-        for pid, _, score in kw:
-            fused[pid] = score / best
-    if vec:
-        span = max(1e-6, vec[0][2] - VECTOR_FLOOR)
-        for pid, _, cos in vec:
-            fused[pid] = fused.get(pid, 0.0) + VECTOR_WEIGHT * max(0.0, cos - VECTOR_FLOOR) / span
-    return fused
+    owner = {cid: (pid, ord_) for cid, pid, ord_ in
+             db.execute(f"SELECT id, page_id, ord FROM chunks WHERE id IN ({_marks(ids)})", ids)}
+    body, cards = [], []
+    for cid, cos in hits:
+        if cid in owner:
+            pid, ord_ = owner[cid]
+            (cards if ord_ == CARD_ORD else body).append((float(cos), cid, pid))
+    body.sort(key=lambda h: -h[0])
+    cards.sort(key=lambda h: -h[0])
+    return _dedup_pages(body), _dedup_pages(cards)
 
 
 def search_pages(index, query: str, limit: int, *, viewer: Viewer = WORLD, embedder=None, vectors=None):
@@ -189,16 +210,21 @@ def search_pages(index, query: str, limit: int, *, viewer: Viewer = WORLD, embed
     chunks: dict[int, tuple] = {}
     alias_ids, title_ids = _exact_pages(db, q, viewer)
     heading_chunk = _heading_pages(index, key, viewer)
-    kw = _keyword_pages(index, tokens, key, limit, viewer, idf, chunks, finder)
-    vec = []
+    kw, kw_ranked = _keyword_pages(index, tokens, key, limit, viewer, idf, chunks, finder)
+    vec, cards = [], []
     if use_vectors:
         try:
-            vec = _vector_pages(db, embedder, vectors, q, limit)
+            vec, cards = _vector_pages(db, embedder, vectors, q, limit)
         except Exception:  # a vector failure degrades the search, never fails it
             log.warning("vector search failed; answering from keywords", exc_info=True)
             degraded = KEYWORD_ONLY
 
-    fused = _fuse(kw, vec)
+    cover = {pid: coverage(idf, chunks[cid][2]) for pid, cid, _ in kw if cid in chunks}
+    fused = fuse(kw, cover, vec, cards)
+    near = {pid: cos for pid, _, cos in cards}
+    near.update((pid, max(cos, near.get(pid, cos))) for pid, _, cos in vec)
+    found = {pid for pid, _, _ in kw}
+    fused = {pid: f for pid, f in fused.items() if pid in found or near.get(pid, 0.0) >= MIN_VECTOR}
     exact_arm: dict[int, str] = {}
     for arm, ids in (("alias", alias_ids), ("title", title_ids),
                      ("heading", sorted(heading_chunk, key=lambda p: -fused.get(p, 0.0)))):
@@ -210,8 +236,17 @@ def search_pages(index, query: str, limit: int, *, viewer: Viewer = WORLD, embed
     order = order[: max(limit * 2, limit + len(exact_arm))]
 
     kw_chunk = {pid: cid for pid, cid, _ in kw}
+    kw_body = _body_chunks(db, [h for h in kw_ranked if h[2] in set(order)])
+    card_hit = {pid: (cid, cos) for pid, cid, cos in cards}
     vec_hit = {pid: (cid, cos) for pid, cid, cos in vec}
-    shown = {p: heading_chunk.get(p) or kw_chunk.get(p) or (vec_hit[p][0] if p in vec_hit else None) for p in order}
+    # the passage: a heading equal to the query, else the body chunk that holds more of the query
+    # of the best keyword one and the nearest in meaning, else the card when only the card matched
+    body = {p: [c for c in (kw_body.get(p), vec_hit[p][0] if p in vec_hit else None) if c is not None]
+            for p in order}
+    chunks.update(_chunk_rows(db, {c for cs in body.values() for c in cs} - set(chunks), finder))
+    shown = {p: heading_chunk.get(p) or _most_telling(body[p], chunks, idf)
+             or kw_chunk.get(p) or (card_hit[p][0] if p in card_hit else None) for p in order}
+    vec_hit = {**card_hit, **vec_hit}   # evidence: a body chunk's cosine before the card's
     missing = [p for p in order if shown[p] is None]
     if missing:   # an exact hit with no matching chunk shows its page's opening
         shown.update(db.execute(f"SELECT page_id, id FROM chunks WHERE page_id IN ({_marks(missing)}) AND ord = 0",
@@ -236,7 +271,7 @@ def search_pages(index, query: str, limit: int, *, viewer: Viewer = WORLD, embed
         results.append({
             "slug": row["slug"],
             "title": row["title"] or row["slug"],
-            "chunk": best_passage(text, finder) or None,
+            "chunk": best_passage(text, finder, weights=idf) or None,
             "evidence": evidence,
             "create_safety": CREATE_SAFETY[evidence],
             # rank strength against the best result (1.0); an exact name match ranks as the best

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from .fences import lines_and_mask
 
 MAX_CHARS = 1500   # long enough for a paragraph or two, short enough for a 384-d vector
+CARD_ORD = -1      # the page card's place: ahead of the body's chunks (0, 1, ...)
 _HEADING = re.compile(r"^[ ]{0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
 
 
@@ -30,6 +31,19 @@ class Chunk:
 
 def chunk_hash(heading: str | None, text: str) -> str:
     return hashlib.blake2b(f"{heading or ''}\n{text}".encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def page_card(title: str, about: str | None, lead: str) -> Chunk:
+    """The page in a few words: its name, what its frontmatter says it is about, its first sentence.
+
+    A question names what a page is for ("recompile my addons") more often than
+    the words inside one of its sections, so the card gets a vector and a
+    keyword document of its own (docs/architecture.md, the search arm of recall).
+    """
+    name = re.sub(r"[-_]+", " ", title or "").strip()
+    head = f"{name}: {about.strip()}" if about and about.strip() else name
+    text = "\n".join(part for part in (head, (lead or "").strip()) if part)
+    return Chunk(CARD_ORD, None, text, chunk_hash(None, text))
 
 
 def split_chunks(body: str, max_chars: int = MAX_CHARS) -> list[Chunk]:

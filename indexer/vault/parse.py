@@ -14,7 +14,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
-from .chunks import Chunk, split_chunks
+from .chunks import Chunk, page_card, split_chunks
 from .fences import prose_lines
 from .frontmatter import leading_block, page_visibility, scalar_text, split_frontmatter, split_tags
 from .slugs import path_to_slug, split_aliases
@@ -141,6 +141,8 @@ def parse_page(rel_path: str, text: str) -> ParsedPage:
         if t not in tags:
             tags.append(t)
     compiled, _ = split_timeline(body)
+    lead = lead_sentence(compiled)
+    about = summary or scalar_text(data.get("description"))
     links = frontmatter_links(data, rel_path) + body_links(body, rel_path)
     return ParsedPage(
         rel_path=rel_path,
@@ -151,7 +153,7 @@ def parse_page(rel_path: str, text: str) -> ParsedPage:
         type=ptype,
         visibility=visibility,
         summary=summary,
-        lead=lead_sentence(compiled),
+        lead=lead,
         aliases=aliases,
         tags=tags,
         frontmatter=data,
@@ -159,7 +161,7 @@ def parse_page(rel_path: str, text: str) -> ParsedPage:
         visibility_doubt=visibility_doubt,
         links=links,
         timeline=extract_entries(body),
-        chunks=split_chunks(body),
+        chunks=[page_card(title, about, lead), *split_chunks(body)],
     )
 
 
