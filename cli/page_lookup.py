@@ -47,17 +47,7 @@ class Pages:
 
     def tags(self, slugs) -> dict[str, list[str]]:
         """slug → the page's tags (frontmatter and inline), for the slugs the index knows."""
-        import json
-
-        out: dict[str, list[str]] = {}
-        for slug, raw in self._rows(f"SELECT slug, tags FROM pages WHERE slug IN ({','.join('?' * len(slugs))})",
-                                    list(slugs)) if slugs else []:
-            try:
-                value = json.loads(raw)
-            except ValueError:
-                value = []
-            out[slug] = [t for t in value if isinstance(t, str)] if isinstance(value, list) else []
-        return out
+        return {slug: self._ask(lambda s: s.tags(slug, OWNER), []) for slug in slugs}
 
     def resolve(self, name: str) -> tuple[str, str] | None:
         """(slug, vault-relative path) of the page `name` means: a slug, a file

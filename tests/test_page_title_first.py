@@ -43,5 +43,5 @@ def test_a_prefixed_hyphenated_title_beats_long_pages_that_mention_its_word(vaul
         write(vault, f"commands/tool-other-{i}.md", f"---\ntitle: tool-other-{i}\n---\nDoes thing {i}.\n")
     e = open_index(vault)
     for query in ("cache", "clear the cache", "caches", "manipulate the cache folder"):
-        results, _ = e.index.search(query, 5, remote=False)
+        results, _ = e.index.search(query, 5, viewer=Viewer.owner())
         assert results[0]["slug"] == "commands/tool-cache", (query, [r["slug"] for r in results])
