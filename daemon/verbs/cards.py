@@ -14,11 +14,12 @@ import datetime as _dt
 import logging
 import re
 import sqlite3
+from typing import Sequence
 
 from ...indexer.vault.slugs import normalize_alias, slugify, slugify_path
 from ...indexer.vault.tasks import open_tasks
-from ...indexer.vault.timestamps import utcnow
 from ..protocol.caller import Caller
+from ..stores.engine import Engine
 
 log = logging.getLogger("brain.cards")
 
@@ -125,7 +126,7 @@ def _marks(values) -> str:
 
 # -- the card ---------------------------------------------------------------
 
-def build_card(engine, row: sqlite3.Row, world_only: bool) -> dict:
+def build_card(engine: Engine, row: sqlite3.Row, world_only: bool) -> dict:
     """The card for one page row (§3.3 field table)."""
     db = engine.page_db
     pid, slug = row["id"], row["slug"]
@@ -178,11 +179,11 @@ def page_tasks(db: sqlite3.Connection, row: sqlite3.Row) -> list[tuple[str, str]
                                               (row["id"],)))
     if "[ ]" not in text:
         return []
-    return [(task, timeline_iso(due) if due else row["updated_at"]) for task, due in open_tasks(text)]
+    return [(task, timeline_iso(due) or row["updated_at"]) for task, due in open_tasks(text)]
 
 
-def open_threads(engine, slug: str, timeline: list, world_only: bool,
-                 tasks: list[tuple[str, str]] = ()) -> list[dict]:
+def open_threads(engine: Engine, slug: str, timeline: list, world_only: bool,
+                 tasks: Sequence[tuple[str, str]] = ()) -> list[dict]:
     """Active commitments about the entity (newest first), then the page's open tasks
     (`- [ ] …`, commitments the page itself keeps, in page order), then recent timeline
     events; ≤3 (docs/protocol.md §3.3)."""
@@ -192,7 +193,7 @@ def open_threads(engine, slug: str, timeline: list, world_only: bool,
     ]
     for text, due in tasks[:max(0, MAX_THREADS - len(threads))]:
         threads.append({"kind": "commitment", "text": text, "date": due})
-    cutoff = (utcnow() - _dt.timedelta(days=RECENT_EVENT_DAYS)).date().isoformat()
+    cutoff = (engine.clock.now() - _dt.timedelta(days=RECENT_EVENT_DAYS)).date().isoformat()
     for entry in timeline:
         if len(threads) >= MAX_THREADS:
             break
@@ -241,7 +242,7 @@ def backlink_count(db: sqlite3.Connection, pid: int, world_only: bool) -> int:
     return int(db.execute(sql, (pid,)).fetchone()[0])
 
 
-def threads_for(engine, row: sqlite3.Row, world_only: bool) -> list[dict]:
+def threads_for(engine: Engine, row: sqlite3.Row, world_only: bool) -> list[dict]:
     """Just the open threads of a resolved page (what delta's thread arm needs)."""
     return open_threads(engine, row["slug"], recent_timeline(engine.page_db, row["id"]), world_only,
                         page_tasks(engine.page_db, row))
@@ -249,7 +250,7 @@ def threads_for(engine, row: sqlite3.Row, world_only: bool) -> list[dict]:
 
 # -- the entity verb's lookup ------------------------------------------------
 
-def lookup(engine, name: str, world_only: bool) -> dict:
+def lookup(engine: Engine, name: str, world_only: bool) -> dict:
     """`{found, card?, suggestions?}` for a name, per §3.3 (no latency, no version)."""
     rows = resolve(engine.page_db, name, world_only)
     if rows:
@@ -266,7 +267,7 @@ def lookup(engine, name: str, world_only: bool) -> dict:
     return {"found": False, "suggestions": near_misses(engine, name, world_only)}
 
 
-def facts_only_card(engine, name: str, world_only: bool) -> dict | None:
+def facts_only_card(engine: Engine, name: str, world_only: bool) -> dict | None:
     """A card for an entity that has facts filed under it but no page, or None.
 
     The name canonicalizes the way remember files it (docs/protocol.md §4.4),
@@ -295,7 +296,7 @@ def facts_only_card(engine, name: str, world_only: bool) -> dict | None:
     }
 
 
-def near_misses(engine, name: str, world_only: bool) -> list[dict]:
+def near_misses(engine: Engine, name: str, world_only: bool) -> list[dict]:
     """Near misses for a name that resolved to nothing, from a keyword search of the pages
     (docs/protocol.md §3.3): a name's neighbours in meaning are not what "did you mean"
     offers, and leaving the model out keeps a miss as fast as a hit; any failure ⇒ []."""

@@ -16,7 +16,7 @@ import logging
 import math
 
 from .cards import build_card, resolve
-from ...indexer.vault.timestamps import iso, utcnow
+from ...indexer.vault.timestamps import iso
 from ..protocol.budget import budget_of, estimate_tokens, pack_greedy
 from ..protocol.caller import Caller
 from ..protocol.errors import InvalidParams
@@ -25,6 +25,7 @@ from ..protocol.version import PROTOCOL_VERSION
 from .injectable_text import pack_text
 from ..protocol.limits import MAX_ENTITIES
 from ..protocol.timeparse import parse_since_strict
+from ..stores.engine import Engine
 
 log = logging.getLogger("brain.context_pack")
 
@@ -97,9 +98,9 @@ def card_cost(card: dict) -> int:
     return estimate_tokens(f"{card['title']} {card['summary']} {threads}")
 
 
-def pack_facts(engine, slugs: list[str], session_id: str | None, world_only: bool) -> list[dict]:
+def pack_facts(engine: Engine, slugs: list[str], session_id: str | None, world_only: bool) -> list[dict]:
     """Facts about the entities first, then hot facts; each group by decayed confidence."""
-    now = utcnow()
+    now = engine.clock.now()
     facts = engine.facts
 
     def ranked(rows):
@@ -119,7 +120,7 @@ def pack_facts(engine, slugs: list[str], session_id: str | None, world_only: boo
     return [fact_item(r, c) for c, r in about + hot_ranked]
 
 
-def context_pack(engine, args: dict, caller: Caller) -> dict:
+def context_pack(engine: Engine, args: dict, caller: Caller) -> dict:
     names = split_entities(args["entities"])
     if not names:
         raise InvalidParams(

@@ -19,13 +19,14 @@ from .cards import resolve, threads_for
 from .cursors import Cursor, client_of, store_for
 from .delta_facts import BACKLOG_SUFFIX, FactsDelivery, FactsWindow, deliver_facts, window_from_token
 from .delta_streams import PagesDelivery, fetch_pages, pack_pages, page_item, pages_key
-from ...indexer.vault.timestamps import iso, utcnow
+from ...indexer.vault.timestamps import iso
 from ..protocol.budget import budget_of
 from ..protocol.caller import Caller
 from ..protocol.errors import InvalidParams
 from ..protocol.version import PROTOCOL_VERSION
 from .injectable_text import delta_text
 from ..protocol.timeparse import ACCEPTED_FORMS, parse_since_strict
+from ..stores.engine import Engine
 from .context_pack import fact_item, split_entities, world_only_for
 
 log = logging.getLogger("brain.delta")
@@ -44,7 +45,7 @@ def _no_anchor() -> InvalidParams:
     )
 
 
-def _threads(engine, names: list[str], since: str, world_only: bool) -> list[dict]:
+def _threads(engine: Engine, names: list[str], since: str, world_only: bool) -> list[dict]:
     out: list[dict] = []
     seen: set = set()
     for name in names:
@@ -62,23 +63,24 @@ def _threads(engine, names: list[str], since: str, world_only: bool) -> list[dic
     return out
 
 
-def delta(engine, args: dict, caller: Caller) -> dict:
+def delta(engine: Engine, args: dict, caller: Caller) -> dict:
     explicit = parse_since_strict(args.get("since"))
-    session = (args.get("session_id") or "").strip() or None
+    session: str = (args.get("session_id") or "").strip()  # "" when there is none
     since_slug = args.get("since_slug")
     world_only = world_only_for(args, caller)
     budget = budget_of(args.get("budget_tokens"))
-    if explicit is None and session is None:
+    if explicit is None and not session:
         raise _no_anchor()
 
     store = store_for(engine) if session else None
     client = client_of(caller)
     stored = store.get(client, session) if store else None
-    now_dt = utcnow()
+    now_dt = engine.clock.now()
     now = iso(now_dt)
 
     if explicit is None and stored is None:
         # first wake of this session: establish the cursor, deliver nothing
+        assert store is not None  # without since, a session_id was required above, and it has a store
         store.gc()
         store.put(client, session, Cursor(now, None, now, None))
         return _first_wake(now, budget)
@@ -89,6 +91,7 @@ def delta(engine, args: dict, caller: Caller) -> dict:
         window = FactsWindow((since, None))
         had_backlog = _stored_backlog(store, client, session) if store else None
     else:
+        assert stored is not None  # without since and a stored cursor, the first wake returned above
         since = stored.since
         slug = since_slug if since_slug is not None else stored.slug
         had_backlog = _stored_backlog(store, client, session)

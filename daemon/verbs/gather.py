@@ -23,6 +23,7 @@ from ...indexer.vault.timestamps import iso
 from ..protocol.budget import estimate_tokens, pack_greedy
 from ..protocol.caller import Caller
 from ..protocol.timeparse import parse_date
+from ..stores.engine import Engine
 
 EVIDENCE_BUDGET_TOKENS = 6000   # page text in the prompt
 PAGE_CAP_TOKENS = 1500          # one page's share, so one long page cannot crowd out the rest
@@ -167,7 +168,7 @@ def _page_text(db, row: dict | None, excerpt: str, cap_tokens: int) -> str:
     return full
 
 
-def gather(engine, question: str, caller: Caller, window: Window,
+def gather(engine: Engine, question: str, caller: Caller, window: Window,
            budget_tokens: int = EVIDENCE_BUDGET_TOKENS) -> Gathered:
     """Pages and facts for the question, as the caller may see them, within the budget."""
     k = 60 if window.active else 24
@@ -203,7 +204,7 @@ def gather(engine, question: str, caller: Caller, window: Window,
     return out
 
 
-def _gather_facts(engine, question: str, slugs: list[str], caller: Caller, window: Window) -> list[dict]:
+def _gather_facts(engine: Engine, question: str, slugs: list[str], caller: Caller, window: Window) -> list[dict]:
     ors, params = [], []
     if slugs:
         ors.append(f"entity_slug IN ({','.join('?' * len(slugs))})")

@@ -14,9 +14,10 @@ from ..protocol.limits import LIST_PAGES_LIMIT_DEFAULT, LIST_PAGES_LIMIT_MAX, SE
 from ..protocol.params import clamp_limit
 from ..protocol.caller import Caller
 from ..protocol.errors import InvalidParams, NotFound, Unavailable
+from ..stores.engine import Engine
 
 
-def _index(engine):
+def _index(engine: Engine):
     if engine.index is None:
         raise Unavailable("The vault index is not open.",
                           "Start the daemon (`brain daemon start`) or run `brain index`, then retry.")
@@ -29,7 +30,7 @@ def _not_found(slug: str) -> NotFound:
                     "e.g. \"people/alice-example\".")
 
 
-def put_page(engine, args: dict, caller: Caller) -> dict:
+def put_page(engine: Engine, args: dict, caller: Caller) -> dict:
     index = _index(engine)
     try:
         return index.put_page(args["slug"], args["content"], args.get("expected_hash"), remote=caller.remote)
@@ -39,7 +40,7 @@ def put_page(engine, args: dict, caller: Caller) -> dict:
         raise InvalidParams(e.message, e.fix, e.detail) from None
 
 
-def get_page(engine, args: dict, caller: Caller) -> dict:
+def get_page(engine: Engine, args: dict, caller: Caller) -> dict:
     try:
         page = _index(engine).get_page(args["slug"], remote=caller.remote)
     except PageWriteError as e:   # a page indexed as a stub (over the size limit)
@@ -49,13 +50,13 @@ def get_page(engine, args: dict, caller: Caller) -> dict:
     return page
 
 
-def list_pages(engine, args: dict, caller: Caller) -> dict:
+def list_pages(engine: Engine, args: dict, caller: Caller) -> dict:
     limit = clamp_limit(args.get("limit"), LIST_PAGES_LIMIT_DEFAULT, LIST_PAGES_LIMIT_MAX)
     pages = _index(engine).list_pages(args.get("prefix"), limit, remote=caller.remote)
     return {"pages": pages, "count": len(pages)}
 
 
-def search(engine, args: dict, caller: Caller) -> dict:
+def search(engine: Engine, args: dict, caller: Caller) -> dict:
     query = args["query"].strip()
     limit = clamp_limit(args.get("limit"), SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX)
     results, degraded_cause = engine.search_pages(query, limit, caller) if query else ([], None)
@@ -64,7 +65,7 @@ def search(engine, args: dict, caller: Caller) -> dict:
     return body
 
 
-def get_backlinks(engine, args: dict, caller: Caller) -> dict:
+def get_backlinks(engine: Engine, args: dict, caller: Caller) -> dict:
     links = _index(engine).backlinks(args["slug"], remote=caller.remote)
     if links is None:
         raise _not_found(args["slug"])

@@ -10,6 +10,7 @@ from ..protocol.caller import Caller
 from ..protocol.version import PROTOCOL_VERSION
 from ..protocol.limits import RECALL_LIMIT_DEFAULT, RECALL_LIMIT_MAX
 from ..protocol.timeparse import parse_since_lenient
+from ..stores.engine import Engine
 
 
 def fact_projection(row) -> dict:
@@ -37,7 +38,7 @@ def fact_projection(row) -> dict:
     }
 
 
-def _scope(engine, args: dict, caller: Caller):
+def _scope(engine: Engine, args: dict, caller: Caller):
     """The facts arm's one filter by precedence (docs/protocol.md §3.1): (where, params, order),
     or None when `since` does not parse (an empty arm, not an error)."""
     entity = (args.get("entity") or "").strip()
@@ -56,7 +57,7 @@ def _scope(engine, args: dict, caller: Caller):
     return [], [], "valid_from DESC, id DESC"
 
 
-def facts_arm(engine, args: dict, caller: Caller, limit: int) -> list:
+def facts_arm(engine: Engine, args: dict, caller: Caller, limit: int) -> list:
     facts = engine.facts
     active_only = args.get("include_expired") is not True
     world_only = caller.remote
@@ -86,7 +87,7 @@ def facts_arm(engine, args: dict, caller: Caller, limit: int) -> list:
     return facts.query(where, params, order, limit, active_only=active_only, world_only=world_only)
 
 
-def _hide_private_successors(engine, facts: list[dict]) -> None:
+def _hide_private_successors(engine: Engine, facts: list[dict]) -> None:
     """A world fact replaced by a private one shows no successor to remote callers (docs/protocol.md §4.8)."""
     hidden: dict[int, bool] = {}
     for f in facts:
@@ -100,7 +101,7 @@ def _hide_private_successors(engine, facts: list[dict]) -> None:
             f["superseded_by"] = None
 
 
-def recall(engine, args: dict, caller: Caller) -> dict:
+def recall(engine: Engine, args: dict, caller: Caller) -> dict:
     limit = clamp_limit(args.get("limit"), RECALL_LIMIT_DEFAULT, RECALL_LIMIT_MAX)
     query = (args.get("query") or "").strip()
     results = None

@@ -7,6 +7,7 @@ from ..protocol.errors import InvalidParams, ProvenanceRequired
 from ..protocol.version import PROTOCOL_VERSION
 from ..protocol.limits import MAX_PROVENANCE_CHARS
 from ..protocol.timeparse import parse_ttl
+from ..stores.engine import Engine
 from ..facts.specifics import differ_in_specifics
 from ..facts.store import normalize_text
 from .cursors import client_of
@@ -17,7 +18,7 @@ DEDUP_THRESHOLD = 0.95
 MAX_CALL_KEY_CHARS = 200
 
 
-def remember(engine, args: dict, caller: Caller) -> dict:
+def remember(engine: Engine, args: dict, caller: Caller) -> dict:
     fact = args["fact"].strip()
     if not fact:
         raise InvalidParams(
@@ -97,7 +98,7 @@ def _call_key(caller: Caller) -> str | None:
     return f"{client_of(caller)} {key.strip()}"
 
 
-def _replay(engine, row, fact: str) -> dict:
+def _replay(engine: Engine, row, fact: str) -> dict:
     """The answer the call with this key got the first time it ran."""
     if normalize_text(row["fact"]) != normalize_text(fact):
         raise InvalidParams(
@@ -108,7 +109,7 @@ def _replay(engine, row, fact: str) -> dict:
     return _response(row["id"], status, row["entity_slug"], row["valid_until"], engine.dedup_degraded())
 
 
-def _dedup(engine, fact: str, kind: str, entity_slug: str | None, caller: Caller):
+def _dedup(engine: Engine, fact: str, kind: str, entity_slug: str | None, caller: Caller):
     """('duplicate', row, degraded) / ('superseded', row, degraded) / None.
 
     A remote caller is only ever matched against world facts: a duplicate

@@ -18,6 +18,7 @@ from ..llm.pricing import estimate_usd
 from ..llm.providers import LLMCallError
 from ..protocol.caller import Caller
 from ..protocol.errors import Unavailable
+from ..stores.engine import Engine
 
 log = logging.getLogger("brain.synthesis")
 
@@ -185,7 +186,7 @@ def _failure_suggestion(code: str) -> str:
             f"{fix or 'retry'}. Rephrase the question with words your notes use, or widen since/until.")
 
 
-def run(engine, provider, question: str, caller: Caller, window: Window) -> dict:
+def run(engine: Engine, provider, question: str, caller: Caller, window: Window) -> dict:
     """gather → compose → parse → (fallback); returns the verb's response body."""
     g = gather(engine, question, caller, window)
     system, user = build_prompt(question, g, window)
@@ -207,6 +208,7 @@ def run(engine, provider, question: str, caller: Caller, window: Window) -> dict
     if parsed is not None:
         answer, sources, gaps, status = parsed["answer"], cited_sources(parsed["sources"], g), parsed["gaps"], "ok"
     elif not g.pages:
+        assert code is not None  # parse_answer and warning_for name why whenever there is no answer
         raise Unavailable(f"retrieved 0 pages; compose failed: {code.split(':', 1)[0]}",
                           _failure_suggestion(code), detail="; ".join(warnings))
     else:

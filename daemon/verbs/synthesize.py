@@ -14,6 +14,7 @@ import re
 from ..protocol.caller import Caller
 from ..protocol.errors import InvalidParams, Unavailable
 from ..protocol.timeparse import ACCEPTED_FORMS, parse_since_strict
+from ..stores.engine import Engine
 from . import synthesis
 from .gather import Window
 
@@ -47,7 +48,7 @@ def _no_provider(llm) -> Unavailable:
     )
 
 
-def synthesize(engine, args: dict, caller: Caller) -> dict:
+def synthesize(engine: Engine, args: dict, caller: Caller) -> dict:
     """Answer `question` from the vault, citing gathered pages; see daemon/verbs/synthesis.py."""
     question = args["question"].strip()
     if not question:
