@@ -11,6 +11,7 @@ result is the same whether brain was installed editable or with
 from __future__ import annotations
 
 import inspect
+import os
 import re
 import shutil
 import subprocess
@@ -42,7 +43,9 @@ def run_mypy(root: Path, cache: Path) -> tuple[int, list[str]]:
            "--no-error-summary", "--show-error-codes"]
     for package in CHECKED:
         cmd += ["-p", package]
-    done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=300)
+    # the laid-out copy first, before any installed brain (MYPYPATH wins over site-packages)
+    env = {**os.environ, "MYPYPATH": str(root)}
+    done = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=300)
     back = {f"{target}/": f"{folder}/" for folder, target in LAYOUT.items() if folder != "brain_pkg"}
     lines = []
     for line in (done.stdout + done.stderr).splitlines():
