@@ -76,11 +76,12 @@ def dispatch_in_process(p: Places, vault: Path, cfg: dict, verb: str, args: dict
     from ..daemon.protocol.caller import Caller
 
     tool = REGISTRY.get(verb)
-    engine = Engine(vault, p, cfg, writer="cli" if tool is not None and tool.writes else None)
+    llm = None
     if verb == "synthesize":  # only entry points read API keys from the environment
         from ..daemon.llm.providers import provider_from_config
 
-        engine.llm = provider_from_config(cfg, os.environ)
+        llm = provider_from_config(cfg, os.environ)
+    engine = Engine(vault, p, cfg, writer="cli" if tool is not None and tool.writes else None, llm=llm)
     try:
         # reconcile first, so the answer reflects the folder as it is now (recall reads pages only with a query)
         if tool is not None and tool.reads_pages and (verb != "recall" or str(args.get("query") or "").strip()):

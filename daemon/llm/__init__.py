@@ -1,7 +1,8 @@
 """LLM providers for synthesize: the only code in brain that calls a model.
 
 `providers.provider_from_config(cfg, environ)` is called by entry points (the
-daemon, the in-process CLI) and its result is set as `engine.llm`. The
+daemon, the in-process CLI) and its result is handed to the engine's
+constructor (`Engine(..., llm=...)`), which holds it as `engine.llm`. The
 official SDKs (`anthropic`, `openai`) are optional and imported on first use,
 so nothing here costs an import until a question is actually asked.
 

@@ -7,9 +7,12 @@ The engine is built by an entry point (the daemon, or the CLI with
 
 from __future__ import annotations
 
+import datetime as _dt
 import logging
+import sqlite3
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ...indexer.vault.brain_folder import brain_folder
 from ...indexer.pages.db import open_db
@@ -21,23 +24,44 @@ from ..facts.store import FactsStore
 from ..stores.facts import Fact, FactScope, Order
 from ...indexer.vault.visibility import Viewer
 from ..places import Places
-from ...indexer.vault.timestamps import now_iso
+from ...indexer.vault.timestamps import now_iso, utcnow
 from ..protocol.caller import Caller
 from .cursor_store import FILE_NAME as CURSORS_FILE, SQLiteCursorStore
+from ..stores.engine import ChatModel
 from .usage import UsageLog
 from ..vault_lock import VaultLock
+
+if TYPE_CHECKING:  # names only: the model and the index load in the background, when asked for
+    from ...indexer.embeddings.embedder import Embedder
+    from ...indexer.embeddings.fact_vectors import FactVectors
+    from ...indexer.embeddings.model_loader import ModelLoader
+    from ...indexer.embeddings.vectors import ChunkVectors
+    from ...indexer.pages.vault_index import VaultIndex
 
 log = logging.getLogger("brain.engine")
 
 
+class WallClock:
+    """The clock a daemon's verbs read (daemon/stores/engine.py, Clock)."""
+
+    def now(self) -> _dt.datetime:
+        return utcnow()
+
+
 class Engine:
+    """The daemon's implementation of the Engine a verb is handed (daemon/stores/engine.py).
+
+    Every attribute is set here, in `__init__`; nothing sets one later from
+    outside (tests/test_engine_attributes.py holds that)."""
+
     def __init__(self, vault: Path, places: Places, cfg: dict | None = None, *, writer: str | None = None,
-                 lock_wait_s: float = 5.0):
-        self.vault = Path(vault).expanduser().resolve()
+                 lock_wait_s: float = 5.0, llm: ChatModel | None = None):
+        self.vault: Path = Path(vault).expanduser().resolve()
         self.places = places
-        self.cfg = dict(cfg or {})
-        self.cache_dir = places.cache_dir(self.vault)
-        self.state_dir = places.vault_state_dir(self.vault)
+        self.cfg: dict[str, Any] = dict(cfg or {})
+        self.cache_dir: Path = places.cache_dir(self.vault)
+        self.state_dir: Path = places.vault_state_dir(self.vault)
+        self.clock = WallClock()
         self.lock = VaultLock(self.vault)
         if writer:
             self.lock.acquire(writer, wait_s=lock_wait_s)
@@ -46,21 +70,23 @@ class Engine:
         # (docs/architecture.md, "Two devices, one vault")
         self.facts = FactsStore.for_vault(self.vault / ".brain", self.cache_dir / "facts.sqlite",
                                           self.state_dir / "device")
-        self.page_db = open_db(self.cache_dir / "index.sqlite")
+        self.page_db: sqlite3.Connection = open_db(self.cache_dir / "index.sqlite")
         self.pages = SqlitePagesStore(self.page_db)   # the pages contract (daemon/stores/pages.py)
         self.usage = UsageLog(places.usage_file)
         # delta's cursors: the file opens on first use, and a broken one fails open (cursor_store.py)
         self.cursors = SQLiteCursorStore(self.state_dir / CURSORS_FILE)
         # attached by the indexer / daemon when available
-        self.index = None        # indexer's VaultIndex: keyword search, sync, page writes
+        self.index: VaultIndex | None = None  # keyword search, sync, page writes
         self.index_ready = False  # the index has been reconciled with the folder once
-        self.index_progress = None  # (files done, files to look at) while that first reconcile runs
-        self.embedder = None     # indexer's Embedder once the model has loaded
-        self.vectors = None      # indexer's vector search over chunks
-        self.fact_vectors = None  # fact embeddings for remember's dedup, once the model has loaded
-        self.models = None       # the model loader: state loading/ready/failed/off + error
-        self.llm = None          # synthesize's provider
+        self.index_progress: tuple[int, int] | None = None  # (files done, files to look at) during that reconcile
+        self.embedder: Embedder | None = None  # once the model has loaded
+        self.vectors: ChunkVectors | None = None  # vector search over chunks
+        self.fact_vectors: FactVectors | None = None  # fact embeddings for remember's dedup, once the model has loaded
+        self.models: ModelLoader | None = None  # the model loader: state loading/ready/failed/off + error
+        self.llm = llm           # synthesize's provider, built by the entry point that reads the API keys
         self.stopping = threading.Event()  # set when closing begins: a model export in progress ends
+        # set once when the vault went away under this process and it asked itself to stop (server/mcp.py)
+        self.stop_requested = threading.Event()
         self._closed = False
 
     def setting(self, key: str):

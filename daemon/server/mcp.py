@@ -121,8 +121,8 @@ def vault_lost_envelope(engine) -> dict | None:
     if why == "unreadable":
         return Unavailable(f"the vault folder {vault} cannot be read (permission denied).",
                            f"Give your user access again (e.g. `chmod u+rwx {vault}`), then retry.").envelope()
-    if not getattr(engine, "_stop_requested", False):
-        engine._stop_requested = True
+    if not engine.stop_requested.is_set():
+        engine.stop_requested.set()
         log.error("the vault %s was deleted, moved or replaced: stopping", vault)
         import os
         import signal

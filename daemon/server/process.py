@@ -147,15 +147,15 @@ def open_engine(places: Places, vault: Path, cfg: dict, writer: str, lock_wait_s
     """The engine, holding the vault's writer lock, with synthesize's LLM provider attached."""
     from .engine import Engine
 
-    engine = Engine(vault, places, cfg, writer=writer, lock_wait_s=lock_wait_s)
+    llm = None
     try:
         from ..llm.providers import provider_from_config
 
         # the daemon is an entry point: it reads API keys from its environment
-        engine.llm = provider_from_config(cfg, os.environ)
+        llm = provider_from_config(cfg, os.environ)
     except Exception:
         log.warning("no LLM provider: synthesize will answer `unavailable`", exc_info=True)
-    return engine
+    return Engine(vault, places, cfg, writer=writer, lock_wait_s=lock_wait_s, llm=llm)
 
 
 def _open_as_daemon(places: Places, vault: Path, cfg: dict, wait_s: float = 3.0, daemon_wait_s: float = 0.3):
@@ -213,7 +213,6 @@ def run_daemon(places: Places, vault: Path, cfg: dict, *, foreground: bool = Fal
     if fixed:
         log.warning("made %d file(s) private again (0700 folders, 0600 files), e.g. %s", len(fixed), fixed[0])
     warmup = Warmup(engine, watch=True, models=bool(config_mod.get(cfg, "embeddings.enabled")))
-    engine.warmup = warmup  # status may report it
     try:
         return _run_with_engine(places, vault, cfg, engine, warmup, foreground)
     finally:
@@ -376,7 +375,6 @@ def run_stdio(places: Places, vault: Path, cfg: dict, surface: str) -> int:
               "run `brain serve` without --no-daemon to talk to it.", file=sys.stderr)
         return EXIT_ALREADY_RUNNING
     warmup = Warmup(engine, watch=True, models=bool(config_mod.get(cfg, "embeddings.enabled")))
-    engine.warmup = warmup
     try:
         warmup.start()
         caller = Caller(remote=True, client_id="remote", transport="stdio", surface=surface)

@@ -14,11 +14,13 @@ from __future__ import annotations
 import datetime as _dt
 import logging
 import re
+from typing import Sequence
 
 from ...indexer.vault.tasks import open_tasks
 from ...indexer.vault.timestamps import utcnow
 from ...indexer.vault.visibility import Viewer
 from ..protocol.caller import Caller
+from ..stores.engine import Engine
 from ..stores.pages import PageHead, PageLinks, TimelineEntry
 
 log = logging.getLogger("brain.cards")
@@ -55,7 +57,7 @@ def timeline_iso(date: str | None) -> str | None:
 
 # -- resolution -------------------------------------------------------------
 
-def resolve(engine, name: str, world_only: bool) -> list[PageHead]:
+def resolve(engine: Engine, name: str, world_only: bool) -> list[PageHead]:
     """Candidate pages for `name`, best first (the pages store's resolve_name, docs/protocol.md §3.3)."""
     return engine.pages.resolve_name(name, viewer_of(world_only))
 
@@ -66,7 +68,7 @@ def viewer_of(world_only: bool) -> Viewer:
 
 # -- the card ---------------------------------------------------------------
 
-def build_card(engine, page: PageHead, world_only: bool) -> dict:
+def build_card(engine: Engine, page: PageHead, world_only: bool) -> dict:
     """The card for one resolved page (§3.3 field table)."""
     pages, viewer, slug = engine.pages, viewer_of(world_only), page.slug
     timeline = pages.timeline(slug, viewer, RECENT_TIMELINE_ENTRIES)
@@ -82,7 +84,7 @@ def build_card(engine, page: PageHead, world_only: bool) -> dict:
         "open_threads": open_threads(engine, slug, timeline, world_only, page_tasks(engine, page, viewer)),
         "edges": edges(pages.links(slug, viewer)),
         "backlink_count": pages.backlink_count(slug, viewer),
-        "active_fact_count": engine.facts.count_active_for_entity(slug, world_only, cap=ACTIVE_FACT_CAP),
+        "active_fact_count": engine.facts.count_active_for_entity(slug, world_only, cap=ACTIVE_FACT_CAP),  # type: ignore[attr-defined]  # the older clause interface, not on the contract yet
     }
 
 
@@ -101,7 +103,7 @@ def page_summary(page: PageHead) -> str:
     return clip(text, SUMMARY_MAX)
 
 
-def page_tasks(engine, page: PageHead, viewer: Viewer) -> list[tuple[str, str]]:
+def page_tasks(engine: Engine, page: PageHead, viewer: Viewer) -> list[tuple[str, str | None]]:
     """(text, date) of the page's unchecked Markdown tasks, from its indexed chunks (cut at
     headings, in order). The date is the task's due date, else the page's last change:
     a thread without a date would never reach the context's open threads."""
@@ -111,18 +113,18 @@ def page_tasks(engine, page: PageHead, viewer: Viewer) -> list[tuple[str, str]]:
     return [(task, timeline_iso(due) if due else page.updated_at) for task, due in open_tasks(text)]
 
 
-def open_threads(engine, slug: str, timeline: list[TimelineEntry], world_only: bool,
-                 tasks: list[tuple[str, str]] = ()) -> list[dict]:
+def open_threads(engine: Engine, slug: str, timeline: list[TimelineEntry], world_only: bool,
+                 tasks: Sequence[tuple[str, str | None]] = ()) -> list[dict]:
     """Active commitments about the entity (newest first), then the page's open tasks
     (`- [ ] …`, commitments the page itself keeps, in page order), then recent timeline
     events; ≤3 (docs/protocol.md §3.3)."""
     threads = [
         {"kind": "commitment", "text": f["fact"], "date": f["valid_from"]}
-        for f in engine.facts.active_for_entity(slug, world_only, limit=MAX_THREADS, kind="commitment")
+        for f in engine.facts.active_for_entity(slug, world_only, limit=MAX_THREADS, kind="commitment")  # type: ignore[attr-defined]  # the older clause interface, not on the contract yet
     ]
     for text, due in tasks[:max(0, MAX_THREADS - len(threads))]:
         threads.append({"kind": "commitment", "text": text, "date": due})
-    cutoff = (utcnow() - _dt.timedelta(days=RECENT_EVENT_DAYS)).date().isoformat()
+    cutoff = (engine.clock.now() - _dt.timedelta(days=RECENT_EVENT_DAYS)).date().isoformat()
     for entry in timeline:
         if len(threads) >= MAX_THREADS:
             break
@@ -150,7 +152,7 @@ def edges(links: PageLinks) -> list[dict]:
     return out
 
 
-def threads_for(engine, page: PageHead, world_only: bool) -> list[dict]:
+def threads_for(engine: Engine, page: PageHead, world_only: bool) -> list[dict]:
     """Just the open threads of a resolved page (what delta's thread arm needs)."""
     viewer = viewer_of(world_only)
     return open_threads(engine, page.slug, engine.pages.timeline(page.slug, viewer, RECENT_TIMELINE_ENTRIES),
@@ -159,7 +161,7 @@ def threads_for(engine, page: PageHead, world_only: bool) -> list[dict]:
 
 # -- the entity verb's lookup ------------------------------------------------
 
-def lookup(engine, name: str, world_only: bool) -> dict:
+def lookup(engine: Engine, name: str, world_only: bool) -> dict:
     """`{found, card?, suggestions?}` for a name, per §3.3 (no latency, no version)."""
     rows = resolve(engine, name, world_only)
     if rows:
@@ -176,7 +178,7 @@ def lookup(engine, name: str, world_only: bool) -> dict:
     return {"found": False, "suggestions": near_misses(engine, name, world_only)}
 
 
-def facts_only_card(engine, name: str, world_only: bool) -> dict | None:
+def facts_only_card(engine: Engine, name: str, world_only: bool) -> dict | None:
     """A card for an entity that has facts filed under it but no page, or None.
 
     The name canonicalizes the way remember files it (docs/protocol.md §4.4),
@@ -184,7 +186,7 @@ def facts_only_card(engine, name: str, world_only: bool) -> dict | None:
     fields stay empty; the summary says where the facts are, never what they say.
     """
     slug = engine.canonical_entity(name.strip()[:MAX_NAME], WORLD if world_only else Caller.local())
-    count = engine.facts.count_active_for_entity(slug, world_only, cap=ACTIVE_FACT_CAP) if slug else 0
+    count = engine.facts.count_active_for_entity(slug, world_only, cap=ACTIVE_FACT_CAP) if slug else 0  # type: ignore[attr-defined]  # the older clause interface, not on the contract yet
     if not count:
         return None
     shown = f"{count}+" if count >= ACTIVE_FACT_CAP else str(count)
@@ -205,7 +207,7 @@ def facts_only_card(engine, name: str, world_only: bool) -> dict | None:
     }
 
 
-def near_misses(engine, name: str, world_only: bool) -> list[dict]:
+def near_misses(engine: Engine, name: str, world_only: bool) -> list[dict]:
     """Near misses for a name that resolved to nothing, from a keyword search of the pages
     (docs/protocol.md §3.3): a name's neighbours in meaning are not what "did you mean"
     offers, and leaving the model out keeps a miss as fast as a hit; any failure ⇒ []."""

@@ -27,6 +27,7 @@ from ..stores.facts import Fact, FactScope, FactsStore, Order
 from ...indexer.vault.visibility import Viewer
 from ..protocol.limits import MAX_ENTITIES
 from ..protocol.timeparse import parse_since_strict
+from ..stores.engine import Engine
 
 log = logging.getLogger("brain.context_pack")
 
@@ -109,9 +110,9 @@ def hot_facts(facts: FactsStore, session_id: str | None, viewer: Viewer, limit: 
     return facts.listed(FactScope(saved_since=day_ago, order=Order.NEWEST_SAVED), viewer, limit)
 
 
-def pack_facts(engine, slugs: list[str], session_id: str | None, world_only: bool) -> list[dict]:
+def pack_facts(engine: Engine, slugs: list[str], session_id: str | None, world_only: bool) -> list[dict]:
     """Facts about the entities first, then hot facts; each group by decayed confidence."""
-    now = utcnow()
+    now = engine.clock.now()
     facts = engine.facts
     viewer = Viewer(sees_private=not world_only)
 
@@ -132,7 +133,7 @@ def pack_facts(engine, slugs: list[str], session_id: str | None, world_only: boo
     return [fact_item(r, c) for c, r in about + hot_ranked]
 
 
-def context_pack(engine, args: dict, caller: Caller) -> dict:
+def context_pack(engine: Engine, args: dict, caller: Caller) -> dict:
     names = split_entities(args["entities"])
     if not names:
         raise InvalidParams(

@@ -20,7 +20,7 @@ from .cursors import client_of
 from ..stores.cursors import Cursor, CursorStore
 from .delta_facts import BACKLOG_SUFFIX, FactsDelivery, FactsWindow, deliver_facts, window_from_token
 from .delta_streams import PagesDelivery, fetch_pages, pack_pages, page_item, pages_key
-from ...indexer.vault.timestamps import iso, utcnow
+from ...indexer.vault.timestamps import iso
 from ..protocol.budget import budget_of
 from ..protocol.caller import Caller
 from ...indexer.vault.visibility import Viewer
@@ -28,6 +28,7 @@ from ..protocol.errors import InvalidParams
 from ..protocol.version import PROTOCOL_VERSION
 from .injectable_text import delta_text
 from ..protocol.timeparse import ACCEPTED_FORMS, parse_since_strict
+from ..stores.engine import Engine
 from .context_pack import fact_item, split_entities, world_only_for
 
 log = logging.getLogger("brain.delta")
@@ -46,7 +47,7 @@ def _no_anchor() -> InvalidParams:
     )
 
 
-def _threads(engine, names: list[str], since: str, world_only: bool) -> list[dict]:
+def _threads(engine: Engine, names: list[str], since: str, world_only: bool) -> list[dict]:
     out: list[dict] = []
     seen: set = set()
     for name in names:
@@ -64,23 +65,24 @@ def _threads(engine, names: list[str], since: str, world_only: bool) -> list[dic
     return out
 
 
-def delta(engine, args: dict, caller: Caller) -> dict:
+def delta(engine: Engine, args: dict, caller: Caller) -> dict:
     explicit = parse_since_strict(args.get("since"))
-    session = (args.get("session_id") or "").strip() or None
+    session: str = (args.get("session_id") or "").strip()  # "" when there is none
     since_slug = args.get("since_slug")
     world_only = world_only_for(args, caller)
     budget = budget_of(args.get("budget_tokens"))
-    if explicit is None and session is None:
+    if explicit is None and not session:
         raise _no_anchor()
 
     store = engine.cursors if session else None
     client = client_of(caller)
     stored = store.get(client, session) if store else None
-    now_dt = utcnow()
+    now_dt = engine.clock.now()
     now = iso(now_dt)
 
     if explicit is None and stored is None:
         # first wake of this session: establish the cursor, deliver nothing
+        assert store is not None  # without since, a session_id was required above, and it has a store
         store.gc()
         store.put(client, session, Cursor(now, None, now, None))
         return _first_wake(now, budget)
@@ -91,6 +93,7 @@ def delta(engine, args: dict, caller: Caller) -> dict:
         window = FactsWindow((since, None))
         had_backlog = _stored_backlog(store, client, session) if store else None
     else:
+        assert stored is not None and store is not None  # without since and a stored cursor, the first wake returned above
         since = stored.since
         slug = since_slug if since_slug is not None else stored.slug
         had_backlog = _stored_backlog(store, client, session)
@@ -109,7 +112,7 @@ def delta(engine, args: dict, caller: Caller) -> dict:
     if store is not None:
         _advance(store, client, session, stored, now_dt, pd, fd, (since, slug), had_backlog is not None)
     pages = [page_item(r) for r in pd.rows]
-    facts = [fact_item(r, r["confidence"]) for r in fd.rows]
+    facts = [fact_item(r, r.confidence) for r in fd.rows]
 
     threads = _threads(engine, split_entities(args.get("entities")), since, world_only)
     body: dict = {

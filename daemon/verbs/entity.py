@@ -8,9 +8,10 @@ from .cards import lookup
 from ..protocol.caller import Caller
 from ..protocol.errors import InvalidParams
 from ..protocol.version import PROTOCOL_VERSION
+from ..stores.engine import Engine
 
 
-def entity(engine, args: dict, caller: Caller) -> dict:
+def entity(engine: Engine, args: dict, caller: Caller) -> dict:
     """Resolve `name` and return its card, or found:false with near misses. Never errors on a miss."""
     started = time.monotonic()
     name = args["name"].strip()

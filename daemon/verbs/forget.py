@@ -7,6 +7,7 @@ import re
 from ..protocol.caller import Caller
 from ..protocol.errors import NotFound
 from ..protocol.version import PROTOCOL_VERSION
+from ..stores.engine import Engine
 
 # ASCII digits only (int() would also read "١" as 1), and no more than
 # SQLite's INTEGER holds: longer ids cannot exist
@@ -22,7 +23,7 @@ def _not_found(raw: str) -> NotFound:
     )
 
 
-def forget(engine, args: dict, caller: Caller) -> dict:
+def forget(engine: Engine, args: dict, caller: Caller) -> dict:
     raw = args["id"].strip()
     if not _ID.match(raw) or int(raw) <= 0:
         raise _not_found(raw)

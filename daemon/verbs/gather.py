@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from ...indexer.vault.timestamps import iso
 from ..protocol.budget import estimate_tokens, pack_greedy
 from ..protocol.caller import Caller
+from ..stores.engine import Engine
 from ..protocol.timeparse import parse_date
 from ..stores.pages import Chunk, PageDating
 
@@ -143,7 +144,7 @@ def _page_text(page_chunks: list[Chunk], excerpt: str, cap_tokens: int) -> str:
     return full
 
 
-def gather(engine, question: str, caller: Caller, window: Window,
+def gather(engine: Engine, question: str, caller: Caller, window: Window,
            budget_tokens: int = EVIDENCE_BUDGET_TOKENS) -> Gathered:
     """Pages and facts for the question, as the caller may see them, within the budget."""
     k = 60 if window.active else 24
@@ -180,7 +181,7 @@ def gather(engine, question: str, caller: Caller, window: Window,
     return out
 
 
-def _gather_facts(engine, question: str, slugs: list[str], caller: Caller, window: Window) -> list[dict]:
+def _gather_facts(engine: Engine, question: str, slugs: list[str], caller: Caller, window: Window) -> list[dict]:
     ors, params = [], []
     if slugs:
         ors.append(f"entity_slug IN ({','.join('?' * len(slugs))})")
@@ -198,7 +199,7 @@ def _gather_facts(engine, question: str, slugs: list[str], caller: Caller, windo
     if window.until is not None:
         where.append("valid_from <= ?")
         params.append(iso(window.until))
-    rows = engine.facts.query(where, params, "valid_from DESC, id DESC", MAX_FACTS, world_only=caller.remote)
+    rows = engine.facts.query(where, params, "valid_from DESC, id DESC", MAX_FACTS, world_only=caller.remote)  # type: ignore[attr-defined]  # the older clause interface, not on the contract yet
     kept, _used = pack_greedy(rows, [estimate_tokens(r["fact"]) + 8 for r in rows], FACTS_BUDGET_TOKENS)
     return [{"id": r["id"], "fact": r["fact"], "kind": r["kind"], "entity_slug": r["entity_slug"],
              "date": (r["valid_from"] or "")[:10]} for r in kept]

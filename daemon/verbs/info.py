@@ -5,9 +5,10 @@ from __future__ import annotations
 from ... import __version__
 from ..protocol.caller import Caller
 from ..protocol.errors import Unavailable
+from ..stores.engine import Engine
 
 
-def whoami(engine, args: dict, caller: Caller) -> dict:
+def whoami(engine: Engine, args: dict, caller: Caller) -> dict:
     return {
         "server": "brain",
         "version": __version__,
@@ -20,7 +21,7 @@ def whoami(engine, args: dict, caller: Caller) -> dict:
     }
 
 
-def status(engine, args: dict, caller: Caller) -> dict:
+def status(engine: Engine, args: dict, caller: Caller) -> dict:
     # remote callers learn how many pages, chunks and problems they can see, not how
     # many private ones exist (docs/protocol.md §4.8): the store counts for the viewer
     counts = engine.pages.count_pages(caller.viewer)
@@ -69,7 +70,7 @@ def status(engine, args: dict, caller: Caller) -> dict:
     return body
 
 
-def request_tools(engine, args: dict, caller: Caller) -> dict:
+def request_tools(engine: Engine, args: dict, caller: Caller) -> dict:
     """Only HTTP clients have a row to narrow; `brain serve --http` answers it before the daemon.
 
     A connection that reaches this (stdio, the socket) chose its surface when it started.

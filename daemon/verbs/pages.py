@@ -15,11 +15,12 @@ from ...indexer.vault.vault_files import PageWriteError
 from ..protocol.limits import LIST_PAGES_LIMIT_DEFAULT, LIST_PAGES_LIMIT_MAX, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX
 from ..protocol.params import clamp_limit
 from ..protocol.caller import Caller
+from ..stores.engine import Engine
 from ..protocol.errors import InvalidParams, NotFound, Unavailable
 from ..stores.pages import PagesStore
 
 
-def _pages(engine) -> PagesStore:
+def _pages(engine: Engine) -> PagesStore:
     if engine.index is None:
         raise Unavailable("The vault index is not open.",
                           "Start the daemon (`brain daemon start`) or run `brain index`, then retry.")
@@ -32,33 +33,33 @@ def _not_found(slug: str) -> NotFound:
                     "e.g. \"people/alice-example\".")
 
 
-def put_page(engine, args: dict, caller: Caller) -> dict:
+def put_page(engine: Engine, args: dict, caller: Caller) -> dict:
     pages = _pages(engine)
     try:
-        return pages.put_page(args["slug"], args["content"], args.get("expected_hash"), caller.viewer)
+        return dict(pages.put_page(args["slug"], args["content"], args.get("expected_hash"), caller.viewer))
     except PageWriteError as e:
         if e.kind == "read_only":
             raise Unavailable(e.message, e.fix) from None
         raise InvalidParams(e.message, e.fix, e.detail) from None
 
 
-def get_page(engine, args: dict, caller: Caller) -> dict:
+def get_page(engine: Engine, args: dict, caller: Caller) -> dict:
     try:
         page = _pages(engine).get_page(args["slug"], caller.viewer)
     except PageWriteError as e:   # a page indexed as a stub (over the size limit)
         raise InvalidParams(e.message, e.fix) from None
     if page is None:
         raise _not_found(args["slug"])
-    return page
+    return dict(page)
 
 
-def list_pages(engine, args: dict, caller: Caller) -> dict:
+def list_pages(engine: Engine, args: dict, caller: Caller) -> dict:
     limit = clamp_limit(args.get("limit"), LIST_PAGES_LIMIT_DEFAULT, LIST_PAGES_LIMIT_MAX)
     pages = _pages(engine).list_pages(args.get("prefix"), limit, caller.viewer)
     return {"pages": pages, "count": len(pages)}
 
 
-def search(engine, args: dict, caller: Caller) -> dict:
+def search(engine: Engine, args: dict, caller: Caller) -> dict:
     query = args["query"].strip()
     limit = clamp_limit(args.get("limit"), SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX)
     results, degraded_cause = engine.search_pages(query, limit, caller) if query else ([], None)
@@ -67,7 +68,7 @@ def search(engine, args: dict, caller: Caller) -> dict:
     return body
 
 
-def get_backlinks(engine, args: dict, caller: Caller) -> dict:
+def get_backlinks(engine: Engine, args: dict, caller: Caller) -> dict:
     links = _pages(engine).backlinks(args["slug"], caller.viewer)
     if links is None:
         raise _not_found(args["slug"])

@@ -7,6 +7,7 @@ from ..protocol.params import clamp_limit
 from ...indexer.vault.timestamps import iso
 from ..protocol.budget import budget_of, estimate_tokens, pack_greedy
 from ..protocol.caller import Caller
+from ..stores.engine import Engine
 from ..protocol.version import PROTOCOL_VERSION
 from ..protocol.limits import RECALL_LIMIT_DEFAULT, RECALL_LIMIT_MAX
 from ..protocol.timeparse import parse_since_lenient
@@ -38,7 +39,7 @@ def fact_projection(row: Fact) -> dict:
     }
 
 
-def _scope(engine, args: dict, caller: Caller) -> FactScope | None:
+def _scope(engine: Engine, args: dict, caller: Caller) -> FactScope | None:
     """The facts arm's one filter by precedence (docs/protocol.md §3.1), or None when `since`
     does not parse (an empty arm, not an error)."""
     include_expired = args.get("include_expired") is True
@@ -71,7 +72,7 @@ def _supersessions(args: dict) -> FactScope | None:
     return FactScope(replacing_only=True, ended_since=ended_since, include_expired=True, order=Order.LATEST_ENDED)
 
 
-def facts_arm(engine, args: dict, caller: Caller, limit: int) -> list[Fact]:
+def facts_arm(engine: Engine, args: dict, caller: Caller, limit: int) -> list[Fact]:
     facts = engine.facts
     if args.get("supersessions") is True:
         audit = _supersessions(args)
@@ -85,7 +86,7 @@ def facts_arm(engine, args: dict, caller: Caller, limit: int) -> list[Fact]:
     return facts.listed(scope, caller.viewer, limit)
 
 
-def _hide_private_successors(engine, facts: list[dict], caller: Caller) -> None:
+def _hide_private_successors(engine: Engine, facts: list[dict], caller: Caller) -> None:
     """A world fact replaced by a private one shows no successor to remote callers (docs/protocol.md §4.8)."""
     hidden: dict[int, bool] = {}
     for f in facts:
@@ -98,7 +99,7 @@ def _hide_private_successors(engine, facts: list[dict], caller: Caller) -> None:
             f["superseded_by"] = None
 
 
-def recall(engine, args: dict, caller: Caller) -> dict:
+def recall(engine: Engine, args: dict, caller: Caller) -> dict:
     limit = clamp_limit(args.get("limit"), RECALL_LIMIT_DEFAULT, RECALL_LIMIT_MAX)
     query = (args.get("query") or "").strip()
     results = None

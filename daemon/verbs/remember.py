@@ -7,6 +7,7 @@ from ..protocol.errors import InvalidParams, ProvenanceRequired
 from ..protocol.version import PROTOCOL_VERSION
 from ..protocol.limits import MAX_PROVENANCE_CHARS
 from ..protocol.timeparse import parse_ttl
+from ..stores.engine import Engine
 from ..facts.specifics import differ_in_specifics
 from ..facts.schema import normalize_text
 from ..stores.facts import Fact, FactScope, Order
@@ -19,7 +20,7 @@ DEDUP_THRESHOLD = 0.95
 MAX_CALL_KEY_CHARS = 200
 
 
-def remember(engine, args: dict, caller: Caller) -> dict:
+def remember(engine: Engine, args: dict, caller: Caller) -> dict:
     fact = args["fact"].strip()
     if not fact:
         raise InvalidParams(
@@ -101,18 +102,18 @@ def _call_key(caller: Caller) -> str | None:
     return f"{client_of(caller)} {key.strip()}"
 
 
-def _replay(engine, row: Fact, fact: str) -> dict:
+def _replay(engine: Engine, row: Fact, fact: str) -> dict:
     """The answer the call with this key got the first time it ran."""
-    if normalize_text(row["fact"]) != normalize_text(fact):
+    if normalize_text(row.fact) != normalize_text(fact):
         raise InvalidParams(
             f"this idempotency key already saved a different fact (#{row['id']}).",
             f"Send a new _meta {IDEMPOTENCY_META} for a new fact; reuse a key only to retry the same call.",
         )
     status = "superseded" if engine.facts.supersedes(row.id, Viewer.owner()) else "inserted"
-    return _response(row["id"], status, row["entity_slug"], row["valid_until"], engine.dedup_degraded())
+    return _response(row.id, status, row.entity_slug, row.valid_until, engine.dedup_degraded())
 
 
-def _dedup(engine, fact: str, kind: str, entity_slug: str | None, caller: Caller):
+def _dedup(engine: Engine, fact: str, kind: str, entity_slug: str | None, caller: Caller):
     """('duplicate', row, degraded) / ('superseded', row, degraded) / None.
 
     A remote caller is only ever matched against world facts: a duplicate
@@ -128,7 +129,7 @@ def _dedup(engine, fact: str, kind: str, entity_slug: str | None, caller: Caller
     similar = engine.fact_similarity(entity_slug, fact, caller.viewer)  # None without a model
     if similar is not None and similar[1] >= DEDUP_THRESHOLD:
         row = similar[0]
-        if differ_in_specifics(row["fact"], fact):
+        if differ_in_specifics(row.fact, fact):
             return None  # another date, amount or name: another fact, however alike the sentences
         if row["kind"] == kind:
             return ("superseded", row, degraded)

@@ -15,9 +15,10 @@ import re
 
 from .gather import Gathered, GatheredPage, Window, gather, question_terms  # noqa: F401 (GatheredPage: re-exported)
 from ..llm.pricing import estimate_usd
-from ..llm.providers import LLMCallError
+from ..llm.providers import LLMCallError, Provider
 from ..protocol.caller import Caller
 from ..protocol.errors import Unavailable
+from ..stores.engine import Engine
 
 log = logging.getLogger("brain.synthesis")
 
@@ -113,7 +114,7 @@ def warning_for(err: LLMCallError) -> str:
 class CostMeter:
     """Usage summed over calls; a count stays null until some call reports it."""
 
-    def __init__(self, provider):
+    def __init__(self, provider: Provider):
         self.provider = provider
         self.model = provider.model
         self.input_tokens: int | None = None
@@ -185,7 +186,7 @@ def _failure_suggestion(code: str) -> str:
             f"{fix or 'retry'}. Rephrase the question with words your notes use, or widen since/until.")
 
 
-def run(engine, provider, question: str, caller: Caller, window: Window) -> dict:
+def run(engine: Engine, provider: Provider, question: str, caller: Caller, window: Window) -> dict:
     """gather → compose → parse → (fallback); returns the verb's response body."""
     g = gather(engine, question, caller, window)
     system, user = build_prompt(question, g, window)
@@ -207,6 +208,7 @@ def run(engine, provider, question: str, caller: Caller, window: Window) -> dict
     if parsed is not None:
         answer, sources, gaps, status = parsed["answer"], cited_sources(parsed["sources"], g), parsed["gaps"], "ok"
     elif not g.pages:
+        assert code is not None  # parse_answer and warning_for name why whenever there is no answer
         raise Unavailable(f"retrieved 0 pages; compose failed: {code.split(':', 1)[0]}",
                           _failure_suggestion(code), detail="; ".join(warnings))
     else:

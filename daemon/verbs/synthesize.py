@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+from typing import cast
 
 from ..protocol.caller import Caller
 from ..protocol.errors import InvalidParams, Unavailable
 from ..protocol.timeparse import ACCEPTED_FORMS, parse_since_strict
+from ..llm.providers import Provider
+from ..stores.engine import ChatModel, Engine
 from . import synthesis
 from .gather import Window
 
@@ -35,7 +38,7 @@ def _window(args: dict) -> Window:
     return Window(since, until)
 
 
-def _no_provider(llm) -> Unavailable:
+def _no_provider(llm: ChatModel | None) -> Unavailable:
     code = getattr(llm, "code", None) or "NO_LLM_PROVIDER"
     why = getattr(llm, "detail", None) or "no LLM provider is configured"
     from ..llm.providers import SETUP_SUGGESTION
@@ -47,7 +50,7 @@ def _no_provider(llm) -> Unavailable:
     )
 
 
-def synthesize(engine, args: dict, caller: Caller) -> dict:
+def synthesize(engine: Engine, args: dict, caller: Caller) -> dict:
     """Answer `question` from the vault, citing gathered pages; see daemon/verbs/synthesis.py."""
     question = args["question"].strip()
     if not question:
@@ -61,7 +64,8 @@ def synthesize(engine, args: dict, caller: Caller) -> dict:
             "Ask a shorter question; put background in your notes, where synthesize gathers it from.",
         )
     window = _window(args)
-    llm = getattr(engine, "llm", None)
+    llm = engine.llm
     if llm is None or not getattr(llm, "configured", False):
         raise _no_provider(llm)
-    return synthesis.run(engine, llm, question, caller, window)
+    # only a Provider is configured (a NotConfigured says why not): daemon/llm/providers.py
+    return synthesis.run(engine, cast(Provider, llm), question, caller, window)

@@ -7,6 +7,15 @@ width, so timestamps compare correctly as strings in SQL.
 from __future__ import annotations
 
 import datetime as _dt
+from typing import overload
+
+
+@overload
+def iso(ts: _dt.datetime) -> str: ...
+@overload
+def iso(ts: None) -> None: ...
+@overload
+def iso(ts: _dt.datetime | None) -> str | None: ...
 
 
 def iso(ts: _dt.datetime | None) -> str | None:
@@ -25,9 +34,9 @@ def utcnow() -> _dt.datetime:
 
 
 def now_iso() -> str:
-    return iso(utcnow())  # type: ignore[return-value]
+    return iso(utcnow())
 
 
 def iso_ns(ns: int) -> str:
     """A file mtime (ns since the epoch)."""
-    return iso(_dt.datetime.fromtimestamp(ns / 1e9, tz=_dt.timezone.utc))  # type: ignore[return-value]
+    return iso(_dt.datetime.fromtimestamp(ns / 1e9, tz=_dt.timezone.utc))

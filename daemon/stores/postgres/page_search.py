@@ -29,7 +29,10 @@ import psycopg
 from ....indexer.pages.evidence import CREATE_SAFETY, coverage, evidence_of
 from ....indexer.pages.keyword import BOOSTS, MAX_QUERY_TOKENS, TermFinder, content_tokens, query_tokens, text_key
 from ....indexer.pages.passage import best_passage
-from ....indexer.pages.search import MAX_EXACT, MIN_VECTOR, VECTOR_FLOOR, VECTOR_WEIGHT, number_forms
+from ....indexer.pages.search import MAX_EXACT, MIN_VECTOR, number_forms
+
+VECTOR_FLOOR = 0.2     # cosine that counts as nothing in the fusion by share of the best
+VECTOR_WEIGHT = 0.5    # the vector arm's weight next to the keyword arm's 1
 from ....indexer.vault.slugs import normalize_alias
 from ....indexer.vault.visibility import Viewer
 from .page_load import vector_text, words
