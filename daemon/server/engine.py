@@ -205,13 +205,16 @@ class Engine:
         self.fact_vectors.backfill(self.facts.query([], [], "id DESC", None))
         self.fact_vectors.load()  # the search matrix, so the first recall does not pay for it
 
-    def fact_similarity(self, entity_slug: str, text: str, world_only: bool):
+    def fact_similarity(self, entity_slug: str, text: str, world_only: bool, worth_comparing=None):
         """(row, cosine) of the nearest of the entity's 5 newest active facts (§3.2), or None
         without a model. `world_only` for remote callers: they are never matched
-        against (and so never learn of, or supersede) a private fact."""
+        against (and so never learn of, or supersede) a private fact. `worth_comparing(rows)`
+        False: the caller's answer cannot depend on the cosines, so nothing is embedded (None)."""
         if self.fact_vectors is None:
             return None
         rows = self.facts.active_for_entity(entity_slug, world_only=world_only, limit=5)
+        if worth_comparing is not None and not worth_comparing(rows):
+            return None
         return self.fact_vectors.nearest(rows, text)
 
     def prefetch_embedding(self, text: str) -> None:
@@ -223,14 +226,11 @@ class Engine:
             fact_vectors.prefetch(text)
 
     def on_fact_insert(self, fid: int, text: str) -> None:
-        """Store a new fact's embedding, for dedup and search (the backfill covers facts saved
-        before the model loaded)."""
-        if self.fact_vectors is None:
-            return
-        try:
-            self.fact_vectors.store(fid, text)
-        except Exception:  # the fact is saved; a missing vector only weakens dedup
-            log.warning("could not embed fact #%d", fid, exc_info=True)
+        """Store a new fact's embedding, for dedup and search, after the call has answered
+        (fact_vectors.store_later: reads until then use it all the same; the backfill covers
+        facts saved before the model loaded or not yet embedded when the daemon stopped)."""
+        if self.fact_vectors is not None:
+            self.fact_vectors.store_later(fid, text)
 
     def close(self) -> None:
         self._closed = True
