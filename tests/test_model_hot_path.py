@@ -109,6 +109,7 @@ def test_a_prefetched_text_is_waited_for_not_embedded_again(model_engine, minilm
 
 def test_a_recall_embeds_its_query_once_for_both_arms(model_engine, local, minilm):
     call(model_engine, "remember", {**ARGS, "fact": "Zed leads the billing migration"}, local)
+    assert model_engine.fact_vectors.wait_written()  # the fact's own embedding is not the query's
     before = minilm.texts
     body, err = call(model_engine, "recall", {"query": "who is  leading billing?", "limit": 5}, local)
     assert not err and any("billing" in f["fact"] for f in body["facts"]), body

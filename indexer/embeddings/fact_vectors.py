@@ -79,8 +79,11 @@ class FactVectors:
         self._matrix_lock = threading.Lock()
         self._pending: dict[int, str] = {}   # fact id -> text: vectors the writer has yet to store
         self._pending_lock = threading.Lock()
-        # one thread (started on the first write): writes keep their order and use one core
-        self._writer: ThreadPoolExecutor | None = ThreadPoolExecutor(1, thread_name_prefix="brain-fact-vectors")
+        # one thread (started on the first write): writes keep their order and use one core; it
+        # runs at the build's lower priority, so the calls that follow a remember keep the core
+        self._writer: ThreadPoolExecutor | None = ThreadPoolExecutor(
+            1, thread_name_prefix="brain-fact-vectors",
+            initializer=getattr(embedder, "prepare_background_thread", None) or (lambda: None))
 
     def _key(self, text: str) -> str:
         return fact_key(self.model_id, text)
@@ -202,6 +205,9 @@ class FactVectors:
             pass
 
     def _write_pending(self, fid: int, text: str) -> None:
+        lane = getattr(self.embedder, "lane", None)
+        if lane is not None:  # a query embedding now goes first (a read that needs this vector
+            lane.wait_for_background()  # meanwhile embeds it itself: _settle, nearest)
         try:
             self._put([(fid, text, self.vector(text))])
         except Exception:  # the fact is saved; the backfill at the next start embeds it
