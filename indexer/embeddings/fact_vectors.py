@@ -223,7 +223,7 @@ class FactVectors:
             return dict(self._pending)
 
     def wait_written(self, timeout: float = 30.0) -> bool:
-        """Wait until the writer has stored every pending vector (tests, shutdown paths)."""
+        """Wait until the writer has stored every pending vector; False on timeout."""
         deadline = time.monotonic() + timeout
         while self.pending():
             if time.monotonic() >= deadline:
