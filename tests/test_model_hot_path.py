@@ -1,11 +1,13 @@
 """The model on the hot path: remember's answers (docs/protocol.md §3.2) stay what they
-were while the one embedding a call needs runs beside its keyword work
-(indexer/embeddings/fact_vectors.py `prefetch`), a text is never embedded twice, and an entity
-miss embeds nothing (its near misses are a keyword search, §3.3)."""
+were while the model left its critical path (it embeds only where dedup compares, and stores
+the new fact's vector after answering: indexer/embeddings/fact_vectors.py `store_later`), a
+recall's one embedding runs beside its keyword work (`prefetch`), a text is never embedded
+twice, and an entity miss embeds nothing (its near misses are a keyword search, §3.3)."""
 
 from __future__ import annotations
 
 from brain.indexer.vault.visibility import Viewer
+import threading
 
 import pytest
 
@@ -43,12 +45,57 @@ def test_every_answer_of_remember_is_what_it_was(model_engine, local):
 
 def test_a_remembered_fact_is_embedded_once(model_engine, local):
     fv = model_engine.fact_vectors
-    call(model_engine, "remember", {**ARGS, "fact": "Zed moved to Lisbon in March"}, local)
+    call(model_engine, "remember", {**ARGS, "fact": "Zed likes green tea"}, local)
+    assert fv.wait_written()
     before = fv.embedded
-    # compared with the fact above (dedup), then stored: one embedding of the new text
-    body, _ = call(model_engine, "remember", {**ARGS, "fact": "Zed runs the Lisbon office"}, local)
+    # compared with the fact above (no number, date or name tells them apart), then stored:
+    # one embedding of the new text
+    body, _ = call(model_engine, "remember", {**ARGS, "fact": "Zed drinks black coffee"}, local)
     assert body["status"] == "inserted"
+    assert fv.wait_written()
     assert fv.embedded == before + 1
+
+
+def _stored_ids(engine) -> set[int]:
+    with engine.facts.lock:
+        return {r[0] for r in engine.facts.db.execute("SELECT id FROM fact_vectors")}
+
+
+def test_remember_answers_before_the_vector_is_stored_and_a_recall_right_after_finds_it(model_engine, local):
+    fv = model_engine.fact_vectors
+    gate = threading.Event()
+    fv._writer.submit(gate.wait, 60)  # the writer is busy: nothing handed to it is stored yet
+    try:
+        body, err = call(model_engine, "remember", {**ARGS, "fact": "Zed plays the violin in an orchestra"}, local)
+        assert not err and body["status"] == "inserted", body
+        fid = int(body["id"])
+        assert fid not in _stored_ids(model_engine) and fv.pending() == {fid: "Zed plays the violin in an orchestra"}
+        # no word in common with the fact: only its vector can find it
+        body, err = call(model_engine, "recall", {"query": "violinist orchestral musician", "limit": 5}, local)
+        assert not err and [f["id"] for f in body["facts"]] == [fid], body
+        assert fid not in _stored_ids(model_engine)
+    finally:
+        gate.set()
+    assert fv.wait_written() and fid in _stored_ids(model_engine)
+
+
+def test_a_fact_that_differs_in_a_specific_from_every_candidate_waits_for_no_embedding(model_engine, local, minilm):
+    fv = model_engine.fact_vectors
+    first, _ = call(model_engine, "remember", {**ARGS, "fact": "Zed has a dentist appointment on 2026-12-10"}, local)
+    assert fv.wait_written()
+    gate = threading.Event()
+    fv._writer.submit(gate.wait, 60)
+    try:
+        before = minilm.texts
+        # cosine 0.99 to the first, but another date: another fact whatever the cosine says
+        body, err = call(model_engine, "remember",
+                         {**ARGS, "fact": "Zed has a dentist appointment on 2026-12-17"}, local)
+        assert not err and body["status"] == "inserted" and body["id"] != first["id"], body
+        assert minilm.texts == before  # answered without the model
+    finally:
+        gate.set()
+    assert fv.wait_written()
+    assert model_engine.facts.get(int(first["id"]))["expired_at"] is None
 
 
 def test_a_prefetched_text_is_waited_for_not_embedded_again(model_engine, minilm):
@@ -63,6 +110,7 @@ def test_a_prefetched_text_is_waited_for_not_embedded_again(model_engine, minilm
 
 def test_a_recall_embeds_its_query_once_for_both_arms(model_engine, local, minilm):
     call(model_engine, "remember", {**ARGS, "fact": "Zed leads the billing migration"}, local)
+    assert model_engine.fact_vectors.wait_written()  # the fact's own embedding is not the query's
     before = minilm.texts
     body, err = call(model_engine, "recall", {"query": "who is  leading billing?", "limit": 5}, local)
     assert not err and any("billing" in f["fact"] for f in body["facts"]), body

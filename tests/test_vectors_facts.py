@@ -73,6 +73,7 @@ def test_no_entity_is_never_deduped(model_engine, local):
     assert "degraded_dedup" not in b
     # both stay (only entity facts are ever compared) and both get a vector: recall searches them
     assert model_engine.facts.counts(Viewer.owner())["active_facts"] == 2
+    assert model_engine.fact_vectors.wait_written()  # stored after remember answered
     assert model_engine.fact_vectors.count() == 2
 
 
@@ -96,6 +97,26 @@ def test_facts_saved_while_loading_are_embedded_when_ready(vault, places, minilm
         assert e.fact_vectors.count() == 1  # the backfill embedded the early fact
         later = remember(e, local, "Alice prefers meetings in the morning")
         assert later["status"] == "superseded" and "degraded_dedup" not in later
+    finally:
+        e.close()
+
+
+def test_a_vector_not_yet_written_at_stop_is_made_at_the_next_start(vault, places, minilm, local):
+    e = Engine(vault, places, {}, writer="test")
+    e.load_models(background=False, embedder=minilm)
+    gate = threading.Event()
+    e.fact_vectors._writer.submit(gate.wait, 60)  # the writer is busy when the daemon stops
+    fid = int(remember(e, local, "Alice keeps bees on her roof")["id"])
+    threading.Timer(0.2, gate.set).start()
+    e.close()  # the queued write is dropped, not waited for
+    e = Engine(vault, places, {}, writer="test")
+    try:
+        with e.facts.lock:
+            assert e.facts.db.execute("SELECT COUNT(*) FROM fact_vectors WHERE id = ?", [fid]).fetchone()[0] == 0
+        e.load_models(background=False, embedder=minilm)
+        assert [hit for hit, _ in e.fact_vectors.search("beekeeping hobby", 1)] == [fid]
+        with e.facts.lock:
+            assert e.facts.db.execute("SELECT COUNT(*) FROM fact_vectors WHERE id = ?", [fid]).fetchone()[0] == 1
     finally:
         e.close()
 

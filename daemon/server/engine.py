@@ -12,7 +12,7 @@ import logging
 import sqlite3
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Callable, TYPE_CHECKING, Any
 
 from ...indexer.vault.brain_folder import brain_folder
 from ...indexer.pages.db import open_db
@@ -228,13 +228,17 @@ class Engine:
         self.fact_vectors.backfill(self.facts.listed(FactScope(order=Order.ID_DESC), Viewer.owner(), None))
         self.fact_vectors.load()  # the search matrix, so the first recall does not pay for it
 
-    def fact_similarity(self, entity_slug: str, text: str, viewer: Viewer) -> tuple[Fact, float] | None:
+    def fact_similarity(self, entity_slug: str, text: str, viewer: Viewer,
+                        worth_comparing: Callable[[list[Fact]], bool] | None = None) -> tuple[Fact, float] | None:
         """(fact, cosine) of the nearest of the entity's 5 newest active facts the viewer may see
         (§3.2), or None without a model: a remote caller is never matched against (and so never
-        learns of, or supersedes) a private fact."""
+        learns of, or supersedes) a private fact. `worth_comparing(facts)` False: the caller's
+        answer cannot depend on the cosines, so nothing is embedded (None)."""
         if self.fact_vectors is None:
             return None
         rows = self.facts.listed(FactScope(entity=entity_slug), viewer, 5)
+        if worth_comparing is not None and not worth_comparing(rows):
+            return None
         return self.fact_vectors.nearest(rows, text)
 
     def prefetch_embedding(self, text: str) -> None:
@@ -246,14 +250,11 @@ class Engine:
             fact_vectors.prefetch(text)
 
     def on_fact_insert(self, fid: int, text: str) -> None:
-        """Store a new fact's embedding, for dedup and search (the backfill covers facts saved
-        before the model loaded)."""
-        if self.fact_vectors is None:
-            return
-        try:
-            self.fact_vectors.store(fid, text)
-        except Exception:  # the fact is saved; a missing vector only weakens dedup
-            log.warning("could not embed fact #%d", fid, exc_info=True)
+        """Store a new fact's embedding, for dedup and search, after the call has answered
+        (fact_vectors.store_later: reads until then use it all the same; the backfill covers
+        facts saved before the model loaded or not yet embedded when the daemon stopped)."""
+        if self.fact_vectors is not None:
+            self.fact_vectors.store_later(fid, text)
 
     def close(self) -> None:
         self._closed = True

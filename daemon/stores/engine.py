@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import sqlite3
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from ..protocol.caller import Caller
 from ...indexer.vault.visibility import Viewer
@@ -140,7 +140,8 @@ class Engine(Protocol):
         """True while remember's dedup cannot compare meanings (no model yet)."""
         ...
 
-    def fact_similarity(self, entity_slug: str, text: str, viewer: Viewer) -> tuple[Fact, float] | None:
+    def fact_similarity(self, entity_slug: str, text: str, viewer: Viewer,
+                        worth_comparing: Callable[[list[Fact]], bool] | None = None) -> tuple[Fact, float] | None:
         """(fact, cosine) of the nearest of the entity's newest active facts the viewer may see;
         None without a model."""
         ...

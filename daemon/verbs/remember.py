@@ -60,9 +60,8 @@ def remember(engine: Engine, args: dict, caller: Caller) -> dict:
             "protocol_version": PROTOCOL_VERSION,
         }
 
-    # the fact's vector is needed for dedup and for storing it: the model starts now, while the
-    # lookups below run (the answer waits for it only where it compares)
-    engine.prefetch_embedding(fact)
+    # the model runs for this call only where dedup compares (_dedup); the new fact's vector is
+    # stored after the answer (engine.on_fact_insert)
     with engine.facts.exclusive():
         if call_key is not None:
             # the key is scoped to this caller's namespace (`_call_key`): what it finds, this
@@ -126,7 +125,10 @@ def _dedup(engine: Engine, fact: str, kind: str, entity_slug: str | None, caller
     degraded = engine.dedup_degraded()
     if same is not None:
         return ("duplicate", same, degraded)  # an exact match needs no embedding
-    similar = engine.fact_similarity(entity_slug, fact, caller.viewer)  # None without a model
+    # None without a model, or when every candidate differs in a specific (then no cosine could
+    # merge them: the nearest would be kept apart below), so the model is not waited for
+    similar = engine.fact_similarity(entity_slug, fact, caller.viewer,
+                                     worth_comparing=lambda rows: _may_merge(rows, fact))
     if similar is not None and similar[1] >= DEDUP_THRESHOLD:
         row = similar[0]
         if differ_in_specifics(row.fact, fact):
@@ -135,6 +137,11 @@ def _dedup(engine: Engine, fact: str, kind: str, entity_slug: str | None, caller
             return ("superseded", row, degraded)
         return ("duplicate", row, degraded)
     return None
+
+
+def _may_merge(candidates, fact: str) -> bool:
+    """Whether some candidate could be the same claim: one that does not differ in a specific."""
+    return any(not differ_in_specifics(row["fact"], fact) for row in candidates)
 
 
 def _response(fid: int, status: str, entity_slug, valid_until, degraded: bool) -> dict:

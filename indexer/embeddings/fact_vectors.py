@@ -9,6 +9,13 @@ if it was made by the current model from the fact's current text — a
 replaced log or a new model can never feed a stale vector into a dedup
 decision.
 
+A new fact's vector is written after remember has answered (`store_later`,
+one writer thread): the answer never needs it. Reads stay consistent with
+the writes: dedup and search first take every pending fact's vector (the
+writer's, or embedded there and then), so a recall right after a remember
+finds the fact by vector. A vector not yet written when the daemon stops is
+made again by the backfill at the next start (vectors are derived data).
+
 Dedup compares a handful of vectors (up to five facts of one entity). Search
 keeps every valid vector in one in-memory float32 matrix (50K facts × 384 is
 75 MB) and scores a query exactly with one matrix product: a few ms at 50K
@@ -18,12 +25,18 @@ facts, no approximate index to keep in step with expiries and rewrites.
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
+import time
 from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Iterable, Protocol, Sequence, TypeVar
 
 import numpy as np
+
+from .vector_matrix import VectorMatrix
+
+log = logging.getLogger("brain.fact_vectors")
 
 BACKFILL_BATCH = 64
 # recent texts' vectors (a query the facts arm embedded serves the page arm; the text remember
@@ -96,6 +109,13 @@ class FactVectors:
         self.embedded = 0
         self._matrix: VectorMatrix | None = None  # loaded on the first search
         self._matrix_lock = threading.Lock()
+        self._pending: dict[int, str] = {}   # fact id -> text: vectors the writer has yet to store
+        self._pending_lock = threading.Lock()
+        # one thread (started on the first write): writes keep their order and use one core; it
+        # runs at the build's lower priority, so the calls that follow a remember keep the core
+        self._writer: ThreadPoolExecutor | None = ThreadPoolExecutor(
+            1, thread_name_prefix="brain-fact-vectors",
+            initializer=getattr(embedder, "prepare_background_thread", None) or (lambda: None))
 
     def _key(self, text: str) -> str:
         return fact_key(self.model_id, text)
@@ -159,6 +179,10 @@ class FactVectors:
             pool, self._prefetch_pool = self._prefetch_pool, None
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
+        with self._pending_lock:
+            writer, self._writer = self._writer, None
+        if writer is not None:  # the write in progress ends before the cache closes; the backfill
+            writer.shutdown(wait=True, cancel_futures=True)  # makes the cancelled ones next start
 
     def _stored(self, rows: Sequence[FactText]) -> dict[int, np.ndarray]:
         """Valid stored vectors for these facts (current model, current text)."""
@@ -187,6 +211,56 @@ class FactVectors:
         """Embed and keep one fact's vector."""
         self._put([(fid, text, self.vector(text))])
 
+    def store_later(self, fid: int, text: str) -> None:
+        """Embed and keep one fact's vector on the writer thread; never blocks the caller.
+        Until it is stored, `nearest`, `search` and `cosines` use it all the same."""
+        with self._pending_lock:
+            if self._closed:
+                return  # stopping: the backfill at the next start embeds it
+            writer = self._writer
+            if writer is None:
+                return
+            self._pending[fid] = text
+        try:
+            writer.submit(self._write_pending, fid, text)
+        except RuntimeError:  # shut down meanwhile: the backfill at the next start embeds it
+            pass
+
+    def _write_pending(self, fid: int, text: str) -> None:
+        lane = getattr(self.embedder, "lane", None)
+        if lane is not None:  # a query embedding now goes first (a read that needs this vector
+            lane.wait_for_background()  # meanwhile embeds it itself: _settle, nearest)
+        try:
+            self._put([(fid, text, self.vector(text))])
+        except Exception:  # the fact is saved; the backfill at the next start embeds it
+            log.warning("could not embed fact #%d", fid, exc_info=True)
+        finally:
+            with self._pending_lock:
+                if self._pending.get(fid) == text:
+                    del self._pending[fid]
+
+    def pending(self) -> dict[int, str]:
+        """fact id -> text of the vectors not yet stored."""
+        with self._pending_lock:
+            return dict(self._pending)
+
+    def wait_written(self, timeout: float = 30.0) -> bool:
+        """Wait until the writer has stored every pending vector; False on timeout."""
+        deadline = time.monotonic() + timeout
+        while self.pending():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.005)
+        return True
+
+    def _settle(self, matrix: VectorMatrix) -> None:
+        """Put every pending fact's vector into the search matrix (read-your-writes): the
+        writer's if it has embedded it, else embedded here (the writer then finds it cached)."""
+        for fid, text in self.pending().items():
+            vec = self.vector(text)
+            with self._matrix_lock:
+                matrix.put(fid, vec)
+
     def nearest(self, candidates: Sequence[T], text: str) -> tuple[T, float] | None:
         """(row, cosine) of the candidate fact closest to `text`, or None without candidates.
 
@@ -200,6 +274,9 @@ class FactVectors:
         with self._recent_lock:  # a text embedded moments ago is not embedded again
             known = {r.id: self._recent.get(_same_tokens(r.fact)) for r in missing}
         stored.update({fid: v for fid, v in known.items() if v is not None})
+        pending = self.pending()  # the writer embeds these now: wait for it, not a second time
+        stored.update({r.id: self.vector(r.fact) for r in missing
+                       if pending.get(r.id) == r.fact and r.id not in stored})
         missing = [r for r in missing if r.id not in stored]
         if missing:
             vecs = self.embedder.embed([r.fact for r in missing])
@@ -243,7 +320,7 @@ class FactVectors:
         """The embedder for one recall's page arm: the query the facts arm just embedded is reused."""
         return QueryEmbedder(self)
 
-    def load(self) -> "VectorMatrix":
+    def load(self) -> VectorMatrix:
         """The matrix of every valid stored vector (built from the cache once)."""
         with self._matrix_lock:
             if self._matrix is not None:
@@ -262,6 +339,7 @@ class FactVectors:
         among `ids` when given."""
         q = self.vector(text) if isinstance(text, str) else text
         matrix = self.load()
+        self._settle(matrix)
         with self._matrix_lock:
             return matrix.top(q, k, ids)
 
@@ -272,6 +350,7 @@ class FactVectors:
             return {}
         q = self.vector(text) if isinstance(text, str) else text
         matrix = self.load()
+        self._settle(matrix)
         with self._matrix_lock:
             return matrix.scores(q, ids)
 
@@ -289,51 +368,3 @@ class QueryEmbedder:
         if len(texts) == 1:
             return self._fv.vector(texts[0])[None, :]
         return self._fv.embedder.embed(texts)
-
-
-class VectorMatrix:
-    """Unit vectors by fact id in one growable float32 matrix (rows reused on replace)."""
-
-    def __init__(self, dim: int):
-        self.dim = dim
-        self.rows = np.zeros((1024, dim), dtype=np.float32)
-        self.ids = np.zeros(1024, dtype=np.int64)
-        self.n = 0
-        self.pos: dict[int, int] = {}
-
-    def put(self, fid: int, vec: np.ndarray) -> None:
-        row = self.pos.get(fid)
-        if row is None:
-            if self.n == len(self.ids):
-                self.rows = np.concatenate([self.rows, np.zeros_like(self.rows)])
-                self.ids = np.concatenate([self.ids, np.zeros_like(self.ids)])
-            row = self.n
-            self.n += 1
-            self.pos[fid] = row
-            self.ids[row] = fid
-        self.rows[row] = vec
-
-    def scores(self, q: np.ndarray, ids: Sequence[int]) -> dict[int, float]:
-        """fact id -> cosine, for the given ids that have a row (no ranking)."""
-        known = [i for i in ids if i in self.pos]
-        if not known:
-            return {}
-        sims = self.rows[[self.pos[i] for i in known]] @ q
-        return {fid: float(v) for fid, v in zip(known, sims)}
-
-    def top(self, q: np.ndarray, k: int, ids: Sequence[int] | None = None) -> list[tuple[int, float]]:
-        if ids is None:
-            rows = self.rows[:self.n]
-            row_ids = self.ids[:self.n]
-        else:
-            at = np.fromiter((self.pos[i] for i in ids if i in self.pos), dtype=np.int64)
-            rows, row_ids = self.rows[at], self.ids[at]
-        if k <= 0 or len(row_ids) == 0:
-            return []
-        scores = rows @ q
-        if len(scores) > k:
-            best = np.argpartition(-scores, k - 1)[:k]
-        else:
-            best = np.arange(len(scores))
-        best = best[np.argsort(-scores[best], kind="stable")]
-        return [(int(row_ids[i]), float(scores[i])) for i in best]
