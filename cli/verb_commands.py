@@ -141,7 +141,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
         Opt(("--limit", "-n"), "limit", "int", help=_limit_help),
         _budget(),
         Opt(("--grep",), "grep"),
-        Opt(("--tag", "-t"), None, "str", "only pages carrying this tag (comma-separated for several; "
+        Opt(("--tag", "-t"), None, "str", "Only pages carrying this tag (comma-separated for several; "
             "#tag words in QUERY count too); facts are not filtered"),
         Opt(("--include-expired",), "include_expired", "flag"),
         Opt(("--supersessions",), "supersessions", "flag"),

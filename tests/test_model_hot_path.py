@@ -95,7 +95,7 @@ def test_a_fact_that_differs_in_a_specific_from_every_candidate_waits_for_no_emb
     finally:
         gate.set()
     assert fv.wait_written()
-    assert model_engine.facts.get(int(first["id"]))["expired_at"] is None
+    assert model_engine.facts.get(int(first["id"]), Viewer.owner())["expired_at"] is None
 
 
 def test_a_prefetched_text_is_waited_for_not_embedded_again(model_engine, minilm):
