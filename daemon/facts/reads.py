@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Sequence
 from ...indexer.vault.timestamps import now_iso
 from ...indexer.vault.visibility import Viewer
 from ..stores.facts import Fact, FactCounts, FactScope
-from .schema import COLUMNS, scope_clauses
+from .schema import COLUMNS
 from .scope_sql import ORDER_SQL, SqlArgs, clauses, hides_private
 
 if TYPE_CHECKING:
@@ -105,19 +105,3 @@ class FactReads:
 
     def exclusive(self) -> AbstractContextManager[object]:
         return self.lock
-
-    # -- the clause interface from before the contract (docs/architecture.md, "Stores") -------
-    # Left for the callers above the contract that have not moved to `listed` yet (gather's
-    # facts, the benches); it is not part of the FactsStore Protocol.
-
-    def query(self, where: list[str], args: SqlArgs, order: str, limit: int | None,
-              active_only: bool = True, world_only: bool = False, now: str | None = None) -> list[Fact]:
-        full, params = scope_clauses(where, args, active_only, world_only, now)
-        return self.select(full, params, order, limit)
-
-    def active_for_entity(self, slug: str, world_only: bool, limit: int | None = None,
-                          kind: str | None = None) -> list[Fact]:
-        return self.listed(FactScope(entity=slug, kind=kind), Viewer(sees_private=not world_only), limit)
-
-    def count_active_for_entity(self, slug: str, world_only: bool, cap: int = 100) -> int:
-        return self.count(FactScope(entity=slug), Viewer(sees_private=not world_only), cap)

@@ -21,6 +21,7 @@ from ...indexer.vault.timestamps import utcnow
 from ...indexer.vault.visibility import Viewer
 from ..protocol.caller import Caller
 from ..stores.engine import Engine
+from ..stores.facts import FactScope
 from ..stores.pages import PageHead, PageLinks, TimelineEntry
 
 log = logging.getLogger("brain.cards")
@@ -84,7 +85,7 @@ def build_card(engine: Engine, page: PageHead, world_only: bool) -> dict:
         "open_threads": open_threads(engine, slug, timeline, world_only, page_tasks(engine, page, viewer)),
         "edges": edges(pages.links(slug, viewer)),
         "backlink_count": pages.backlink_count(slug, viewer),
-        "active_fact_count": engine.facts.count_active_for_entity(slug, world_only, cap=ACTIVE_FACT_CAP),  # type: ignore[attr-defined]  # the older clause interface, not on the contract yet
+        "active_fact_count": engine.facts.count(FactScope(entity=slug), viewer_of(world_only), ACTIVE_FACT_CAP),
     }
 
 
@@ -120,7 +121,7 @@ def open_threads(engine: Engine, slug: str, timeline: list[TimelineEntry], world
     events; ≤3 (docs/protocol.md §3.3)."""
     threads = [
         {"kind": "commitment", "text": f["fact"], "date": f["valid_from"]}
-        for f in engine.facts.active_for_entity(slug, world_only, limit=MAX_THREADS, kind="commitment")  # type: ignore[attr-defined]  # the older clause interface, not on the contract yet
+        for f in engine.facts.listed(FactScope(entity=slug, kind="commitment"), viewer_of(world_only), MAX_THREADS)
     ]
     for text, due in tasks[:max(0, MAX_THREADS - len(threads))]:
         threads.append({"kind": "commitment", "text": text, "date": due})
@@ -186,7 +187,7 @@ def facts_only_card(engine: Engine, name: str, world_only: bool) -> dict | None:
     fields stay empty; the summary says where the facts are, never what they say.
     """
     slug = engine.canonical_entity(name.strip()[:MAX_NAME], WORLD if world_only else Caller.local())
-    count = engine.facts.count_active_for_entity(slug, world_only, cap=ACTIVE_FACT_CAP) if slug else 0  # type: ignore[attr-defined]  # the older clause interface, not on the contract yet
+    count = engine.facts.count(FactScope(entity=slug), viewer_of(world_only), ACTIVE_FACT_CAP) if slug else 0
     if not count:
         return None
     shown = f"{count}+" if count >= ACTIVE_FACT_CAP else str(count)

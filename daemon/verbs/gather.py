@@ -22,6 +22,7 @@ from ...indexer.vault.timestamps import iso
 from ..protocol.budget import estimate_tokens, pack_greedy
 from ..protocol.caller import Caller
 from ..stores.engine import Engine
+from ..stores.facts import FactScope, Order
 from ..protocol.timeparse import parse_date
 from ..stores.pages import Chunk, PageDating
 
@@ -182,24 +183,14 @@ def gather(engine: Engine, question: str, caller: Caller, window: Window,
 
 
 def _gather_facts(engine: Engine, question: str, slugs: list[str], caller: Caller, window: Window) -> list[dict]:
-    ors, params = [], []
-    if slugs:
-        ors.append(f"entity_slug IN ({','.join('?' * len(slugs))})")
-        params.extend(slugs)
-    for term in question_terms(question)[:6]:
-        if len(term) >= 4:
-            ors.append("norm LIKE ? ESCAPE '\\'")
-            params.append("%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
-    if not ors:
+    words = tuple(term for term in question_terms(question)[:6] if len(term) >= 4)
+    if not slugs and not words:
         return []
-    where = ["(" + " OR ".join(ors) + ")"]
-    if window.since is not None:
-        where.append("valid_from >= ?")
-        params.append(iso(window.since))
-    if window.until is not None:
-        where.append("valid_from <= ?")
-        params.append(iso(window.until))
-    rows = engine.facts.query(where, params, "valid_from DESC, id DESC", MAX_FACTS, world_only=caller.remote)  # type: ignore[attr-defined]  # the older clause interface, not on the contract yet
-    kept, _used = pack_greedy(rows, [estimate_tokens(r["fact"]) + 8 for r in rows], FACTS_BUDGET_TOKENS)
-    return [{"id": r["id"], "fact": r["fact"], "kind": r["kind"], "entity_slug": r["entity_slug"],
-             "date": (r["valid_from"] or "")[:10]} for r in kept]
+    scope = FactScope(entities_or_words=(tuple(slugs), words),
+                      valid_since=iso(window.since) if window.since is not None else None,
+                      valid_through=iso(window.until) if window.until is not None else None,
+                      order=Order.NEWEST_VALID)
+    rows = engine.facts.listed(scope, caller.viewer, MAX_FACTS)
+    kept, _used = pack_greedy(rows, [estimate_tokens(r.fact) + 8 for r in rows], FACTS_BUDGET_TOKENS)
+    return [{"id": r.id, "fact": r.fact, "kind": r.kind, "entity_slug": r.entity_slug,
+             "date": (r.valid_from or "")[:10]} for r in kept]
