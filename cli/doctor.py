@@ -199,19 +199,10 @@ def _log_lines(sources):
 def _changed_behind(ctx: DoctorContext, sources) -> list[str]:
     """The logs whose bytes before the cache's read position are no longer the ones it read."""
     import hashlib
-    import sqlite3
 
-    cache = ctx.places.cache_dir(ctx.vault) / "facts.sqlite"
-    if not cache.exists():
-        return []
-    try:
-        db = sqlite3.connect(f"file:{cache}?mode=ro", uri=True, timeout=5)
-        try:
-            reads = {name: (offset, sha) for name, offset, sha in db.execute("SELECT name, offset, sha FROM log_reads")}
-        finally:
-            db.close()
-    except sqlite3.Error:
-        return []
+    from ..daemon.facts.projection import read_positions
+
+    reads = read_positions(ctx.places.cache_dir(ctx.vault) / "facts.sqlite")
     changed = []
     for src in sources:
         offset, sha = reads.get(src.name, (0, ""))

@@ -11,6 +11,8 @@ keeping the id; an expiry for an id not read yet waits for its insert.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import hashlib
 import logging
 
@@ -230,3 +232,19 @@ class Projection:
         log.warning("facts log %s line %d reuses id %d (held by %s line %d); read as fact #%d",
                     later[0], later[1], fid, keeps[0], keeps[1], new)
 
+
+def read_positions(cache_file: Path) -> dict[str, tuple[int, str]]:
+    """log name → (offset, sha-256 of its bytes before it) the facts cache has read, opened read
+    only (brain doctor checks the logs behind it); {} with no cache or one that cannot be read."""
+    import sqlite3
+
+    if not cache_file.exists():
+        return {}
+    try:
+        db = sqlite3.connect(f"file:{cache_file}?mode=ro", uri=True, timeout=5)
+        try:
+            return {name: (offset, sha) for name, offset, sha in db.execute("SELECT name, offset, sha FROM log_reads")}
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return {}
