@@ -35,29 +35,13 @@ def narrowing(scope: FactScope) -> tuple[list[str], SqlArgs]:
             ors.append("norm LIKE ? ESCAPE '\\'")
             args.append(_like(word))
         where.append("(" + " OR ".join(ors) + ")" if ors else "0")
-    if scope.entity is not None:
-        where.append("entity_slug = ?")
-        args.append(scope.entity)
     if scope.filed:
         where.append("entity_slug IS NOT NULL")
-    if scope.kind is not None:
-        where.append("kind = ?")
-        args.append(scope.kind)
-    if scope.session is not None:
-        where.append("source_session = ?")
-        args.append(scope.session)
-    if scope.same_text is not None:
-        where.append("norm = ?")
-        args.append(normalize_text(scope.same_text))
-    if scope.valid_since is not None:
-        where.append("valid_from >= ?")
-        args.append(scope.valid_since)
-    if scope.valid_through is not None:
-        where.append("valid_from <= ?")
-        args.append(scope.valid_through)
-    if scope.saved_since is not None:
-        where.append("created_at >= ?")
-        args.append(scope.saved_since)
+    for field, clause in _ONE_VALUE:
+        value = getattr(scope, field)
+        if value is not None:
+            where.append(clause)
+            args.append(normalize_text(value) if field == "same_text" else value)
     if scope.saved_after is not None:
         ts, fid = scope.saved_after
         if fid is None:
@@ -84,6 +68,18 @@ def narrowing(scope: FactScope) -> tuple[list[str], SqlArgs]:
         where.append("contains_ci(fact, ?)")
         args.append(scope.grep)
     return where, args
+
+
+# the scope fields that each narrow by one value: (field, its clause)
+_ONE_VALUE = (
+    ("entity", "entity_slug = ?"),
+    ("kind", "kind = ?"),
+    ("session", "source_session = ?"),
+    ("same_text", "norm = ?"),
+    ("valid_since", "valid_from >= ?"),
+    ("valid_through", "valid_from <= ?"),
+    ("saved_since", "created_at >= ?"),
+)
 
 
 def hides_private(viewer: Viewer) -> bool:
