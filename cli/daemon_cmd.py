@@ -29,6 +29,8 @@ SERVE = Command("serve", None, (
     Opt(("--port",), None, "int", f"HTTP port (default {DEFAULT_HTTP_PORT})"),
     Opt(("--no-daemon",), None, "flag", "run the engine in this process (stdio only)"),
     Opt(("--remote",), None, help="relay stdio to the remote brain NAME (see `brain connect`)", metavar="NAME"),
+    Opt(("--store",), None, help="with --http: a front end over this PostgreSQL, holding no state of its own "
+        "(default: config store; docs/scaling.md)", metavar="URL"),
 ), summary="Serve MCP: what an MCP host spawns (stdio relay to the daemon, or in-process with --no-daemon), "
    "or --http for remote agents.", common=False)
 
@@ -55,11 +57,17 @@ def serve_main(argv: list[str]) -> int:
         from .remotes import serve_remote
 
         return serve_remote(p, cfg, ns.remote)
-    try:
-        vault = route.vault_path(p, cfg)
-    except route.NoVault as e:
-        _err(str(e))
-        return 1
+    from ..daemon import config as config_mod
+
+    # a front end over a shared store needs no vault on this host (docs/scaling.md)
+    store = ns.store or (config_mod.get(cfg, "store") if ns.http else None)
+    vault = None
+    if store is None:
+        try:
+            vault = route.vault_path(p, cfg)
+        except route.NoVault as e:
+            _err(str(e))
+            return 1
     try:
         surface, warning = resolve_surface(ns.surface, cfg)
     except SurfaceError as e:
@@ -67,12 +75,14 @@ def serve_main(argv: list[str]) -> int:
         return 2
     if warning:
         print(f"brain serve: warning: {warning}", file=sys.stderr)
+    if ns.store and not ns.http:
+        _err("--store serves the verbs over HTTP from a shared store", "add --http (docs/scaling.md)")
+        return 2
     if ns.http:
         if ns.no_daemon:
             _err("--http and --no-daemon cannot be combined: the HTTP server always talks to the daemon",
                  "drop --no-daemon")
             return 2
-        from ..daemon import config as config_mod
         from ..daemon.http.serve import run_http
 
         host = ns.host or config_mod.get(cfg, "http.host") or DEFAULT_HTTP_HOST
@@ -82,7 +92,10 @@ def serve_main(argv: list[str]) -> int:
             _err(f"the HTTP port {port!r} is not a port number",
                  "pass --port with a number in 0-65535 (0 picks a free one), or fix `http.port` in the config")
             return 2
+        if store is not None:
+            return _serve_front_end(p, cfg, store, surface=surface, host=host, port=int(port))
         return run_http(p, vault, cfg, surface=surface, host=host, port=int(port))
+    assert vault is not None
     if ns.no_daemon:
         from ..daemon.server.process import run_stdio
 
@@ -90,6 +103,23 @@ def serve_main(argv: list[str]) -> int:
     from ..daemon.client.relay import run_relay
 
     return run_relay(p, vault, cfg, surface)
+
+
+def _serve_front_end(p, cfg: dict, store: str, *, surface: str, host: str, port: int) -> int:
+    """`brain serve --http --store URL`: the verbs over the shared store, in this process."""
+    from ..daemon.http.serve import run_http
+    from .store_errors import open_or_explain
+
+    front_end = open_or_explain("brain serve --http", lambda: _open_front_end(p, cfg, store))
+    if front_end is None:
+        return 1
+    return run_http(p, None, cfg, surface=surface, host=host, port=port, front_end=front_end)
+
+
+def _open_front_end(p, cfg: dict, store: str):
+    from ..daemon.server.front_end import open_front_end
+
+    return open_front_end(p, cfg, store)
 
 
 def _vault_or_exit(p, cfg) -> Path:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from typing import Optional
 
 import typer
 
@@ -55,6 +56,13 @@ def _progress(label: str = "indexing", unit: str = "pages"):
         bar.update(task, completed=done, total=total or 1)
 
     return bar, update
+
+
+def _config_store(cfg) -> str | None:
+    from ..daemon import config as config_mod
+
+    value = config_mod.get(cfg, "store")
+    return str(value) if value else None
 
 
 def _writer_engine(p, cfg, vault, kind: str):
@@ -142,11 +150,20 @@ def register(app: typer.Typer) -> None:
                   watch: bool = typer.Option(False, "--watch", help="keep following saves until Ctrl-C"),
                   quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
                   vectors: bool = typer.Option(True, "--vectors/--keyword-only",
-                                               help="also embed new chunks for semantic search (the slow part)")):
+                                               help="also embed new chunks for semantic search (the slow part)"),
+                  store: Optional[str] = typer.Option(None, "--store", metavar="URL",
+                                                      help="index into this shared PostgreSQL store, the one "
+                                                           "indexer of a team brain (default: config store; "
+                                                           "docs/scaling.md)")):
         """Index the vault now, in the foreground (only what changed since the last run)."""
         p = route.places()
         cfg = route.load_config(p)
         vault = _vault(p, cfg)
+        store = store or _config_store(cfg)
+        if store:
+            from .store_index import run
+
+            return run(p, cfg, vault, store, watch=watch, quiet=quiet, json_out=json_out, vectors=vectors)
         engine = _writer_engine(p, cfg, vault, "index")
         try:
             report = _index_in_foreground(engine, quiet or json_out, vectors=vectors)
@@ -166,7 +183,11 @@ def register(app: typer.Typer) -> None:
 
     @app.command("rebuild")
     def rebuild_cmd(json_out: bool = typer.Option(False, "--json", help="print the report as JSON"),
-                    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar")):
+                    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+                    store: Optional[str] = typer.Option(None, "--store", metavar="URL",
+                                                        help="empty this shared PostgreSQL store and load it again "
+                                                             "from the vault and its facts logs, with the same ids "
+                                                             "(default: config store)")):
         """Drop the caches (page tables, keyword index, facts table) and rebuild them from the vault.
 
         Nothing in the vault is touched. Fact ids are read from the facts logs, so
@@ -176,6 +197,12 @@ def register(app: typer.Typer) -> None:
         p = route.places()
         cfg = route.load_config(p)
         vault = _vault(p, cfg)
+        store = store or _config_store(cfg)
+        if store:
+            from .store_index import run
+
+            return run(p, cfg, vault, store, watch=False, quiet=quiet, json_out=json_out, vectors=True,
+                       rebuild=True)
         from ..daemon.vault_lock import VaultLock, VaultLocked
 
         lock = VaultLock(vault)

@@ -49,7 +49,8 @@ def _tail(path: Path, n: int = 20) -> str:
         return ""
 
 
-def run_conformance(target: str | None, token: str | None, synthesize: bool, as_json: bool) -> int:
+def run_conformance(target: str | None, token: str | None, synthesize: bool, as_json: bool,
+                    alternate_with: str | None = None) -> int:
     """Run the certification and print the report; returns the exit status."""
     import anyio
 
@@ -61,10 +62,21 @@ def run_conformance(target: str | None, token: str | None, synthesize: bool, as_
         tmp = Path(t)
         stack = contextlib.ExitStack()
         errlog_path = tmp / "server-stderr.log"
+        if alternate_with and not (target and target.startswith(("http://", "https://"))
+                                   and alternate_with.startswith(("http://", "https://"))):
+            print("error: --alternate-with takes a second http(s):// URL beside an http(s):// --target.",
+                  file=sys.stderr)
+            print("fix: pass both front ends' URLs, e.g. --target http://a:3131/mcp "
+                  "--alternate-with http://b:3131/mcp", file=sys.stderr)
+            return 2
         if target and target.startswith(("http://", "https://")):
-            label = target
+            label = target if not alternate_with else f"{target} and {alternate_with}, in turn"
+            second = alternate_with
 
             def connect():
+                if second:
+                    return cf.connect_alternating(lambda: cf.connect_http(target, token),
+                                                  lambda: cf.connect_http(second, token))
                 return cf.connect_http(target, token)
         else:
             if target:
@@ -121,8 +133,11 @@ def register(app) -> None:
         synthesize: bool = typer.Option(False, "--synthesize", help="also run the synthesize case "
                                         "(calls the target's LLM: costs money)"),
         json_out: bool = typer.Option(False, "--json", help="print the report as JSON"),
+        alternate_with: Optional[str] = typer.Option(
+            None, "--alternate-with", metavar="URL", help="a second front end of the same brain: calls take "
+            "turns between --target and it, so what one writes the other must read (docs/scaling.md)"),
     ):
-        raise typer.Exit(run_conformance(target, token, synthesize, json_out))
+        raise typer.Exit(run_conformance(target, token, synthesize, json_out, alternate_with))
 
     @protocol_app.command("stats")
     def stats(days: str = typer.Option("30", "--days", help="the window in days (default 30)"),

@@ -58,6 +58,10 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in (
     Setting("http.public_url", None, "url", "the `https://` URL agents reach `brain serve --http` at (through a "
             "TLS proxy); turns OAuth on for a non-loopback server", prefixes=("https://",),
             takes="the https:// URL agents reach this server at (e.g. https://brain.example.org/mcp)"),
+    Setting("store", None, "url", "a team's shared store: `brain serve --http` and `brain index` use this PostgreSQL "
+            "(with pgvector) instead of the files of this machine (docs/scaling.md)", prefixes=("postgresql://", "postgres://"),
+            takes="a PostgreSQL URL such as postgresql://brain@db.example.org/brain (keep the password in ~/.pgpass)",
+            default_doc="none: the embedded stores"),
     Setting("protocol_installed_at", None, "timestamp", "the start of \"time to first verb call\" in "
             "`brain protocol stats`", takes="an ISO 8601 timestamp such as 2026-06-12T09:30:00.000Z",
             default_doc="set by `brain init`"),

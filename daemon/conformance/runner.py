@@ -165,6 +165,34 @@ async def connect_http(url: str, token: str | None = None):
             raise ConnectionError(f"HTTP {status} from {url}{hint}") from e
 
 
+class _Alternating:
+    """Two front ends of one brain as one client: tools/list from the first, and each
+    tools/call on the next in turn, so what one call writes the next reads elsewhere."""
+
+    def __init__(self, clients: list):
+        self.clients = clients
+        self.server_info = getattr(clients[0], "server_info", None)
+        self._turn = 0
+
+    async def list_tools(self):
+        return await self.clients[0].list_tools()
+
+    async def call_tool(self, *args, **kwargs):
+        client = self.clients[self._turn % len(self.clients)]
+        self._turn += 1
+        return await client.call_tool(*args, **kwargs)
+
+
+@asynccontextmanager
+async def connect_alternating(*connects):
+    """One client over several connections (`connect_http(...)` each), calls taking turns."""
+    from contextlib import AsyncExitStack
+
+    async with AsyncExitStack() as stack:
+        clients = [await stack.enter_async_context(connect()) for connect in connects]
+        yield _Alternating(clients)
+
+
 # -- one run ------------------------------------------------------------------
 
 def _describe(exc: BaseException) -> str:

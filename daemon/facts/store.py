@@ -13,7 +13,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from .schema import SCHEMA, SCHEMA_VERSION, contains_ci
 from .ids import MAX_ID, claimed_in, line_digest
@@ -27,6 +27,7 @@ from ..protocol.errors import Unavailable
 from ...indexer.vault.brain_folder import BrainFolderError, brain_folder
 from ...indexer.vault.timestamps import now_iso
 from ...indexer.vault.visibility import Viewer
+from ..stores.facts import Fact
 
 if TYPE_CHECKING:
     from ..stores.vectors import FactVectorsStore
@@ -264,6 +265,35 @@ class FactsStore(Projection, FactReads, FactVectorRows):
             ts = now_iso()
             self._write(lambda: [{"op": "expire", "id": fid, "ts": ts, "reason": reason or "forgotten"}])
             return True
+
+    def mirror(self, facts: Sequence[Fact]) -> int:
+        """Write into this device's log the facts a shared store minted (docs/scaling.md, "Who writes
+        what"): each with the store's id, and its expiry once it has one. What the logs already hold
+        is left as it is; the number of records written."""
+        with self.lock:
+            self.catch_up()
+
+            def build() -> list[dict]:
+                records: list[dict] = []
+                for f in facts:
+                    have = self.get(f.id, Viewer.owner())
+                    if have is None:
+                        records.append({
+                            "op": "insert", "id": f.id, "ts": f.created_at, "fact": f.fact, "kind": f.kind,
+                            "entity_slug": f.entity_slug, "visibility": f.visibility, "source": f.source,
+                            "source_session": f.source_session, "context": f.context, "confidence": f.confidence,
+                            "notability": f.notability, "valid_from": f.valid_from, "valid_until": f.valid_until})
+                    if f.expired_at is not None and (have is None or have.expired_at is None):
+                        record: dict = {"op": "expire", "id": f.id, "ts": f.expired_at,
+                                        "reason": f.expire_reason or "forgotten"}
+                        if f.superseded_by is not None:
+                            record["superseded_by"] = f.superseded_by
+                        records.append(record)
+                return records
+
+            if not build():
+                return 0
+            return len(self._write(build))
 
     # -- reading ------------------------------------------------------------
 

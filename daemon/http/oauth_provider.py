@@ -154,8 +154,8 @@ class _Access(AccessToken):
 class BrainTokenVerifier:
     """Bearer tokens first (a `brain_` prefix), then OAuth access tokens; None means 401."""
 
-    def __init__(self, places, store: OAuthStore | None):
-        self.auth: AuthStore = FileAuthStore(places)
+    def __init__(self, places, store: OAuthStore | None, auth: AuthStore | None = None):
+        self.auth: AuthStore = auth if auth is not None else FileAuthStore(places)
         self.store = store
 
     async def verify_token(self, token: str) -> BrainAccess | None:

@@ -30,6 +30,8 @@ from pathlib import Path
 
 from ..protocol.caller import IDEMPOTENCY_META, Caller
 from ..protocol.errors import Unavailable
+from ..stores.auth import AuthStore, AuthStoreError
+from .auth_store import FileAuthStore
 
 log = logging.getLogger("brain.http")
 
@@ -187,7 +189,8 @@ def security_settings(host: str):
     )
 
 
-def build_app(places, vault: Path, surface: str, host: str, call=None, base_url: str | None = None):
+def build_app(places, vault: Path, surface: str, host: str, call=None, base_url: str | None = None,
+              auth: AuthStore | None = None):
     """The ASGI app: the SDK's Streamable HTTP transport behind its bearer-auth middleware,
     which accepts our tokens and OAuth access tokens; with `base_url` (the URL agents use),
     also the SDK's OAuth authorization server and our approval page."""
@@ -209,7 +212,7 @@ def build_app(places, vault: Path, surface: str, host: str, call=None, base_url:
 
     server = build_server(send_call, lambda ctx: caller_for_request(ctx, surface))
     store = OAuthStore(places) if base_url else None
-    verifier = BrainTokenVerifier(places, store)
+    verifier = BrainTokenVerifier(places, store, auth)
     provider, routes = None, None
     if base_url:
         from .oauth_approval import approval_routes
@@ -274,31 +277,38 @@ def listening_socket(host: str, port: int):
     return sock
 
 
-def run_http(places, vault: Path, cfg: dict, *, surface: str, host: str, port: int) -> int:
-    """Serve until SIGINT/SIGTERM; returns the exit code."""
+def run_http(places, vault: Path | None, cfg: dict, *, surface: str, host: str, port: int,
+             front_end=None) -> int:
+    """Serve until SIGINT/SIGTERM; returns the exit code. `front_end`: a FrontEnd
+    (daemon/server/front_end.py) serving the verbs over a shared store in this process,
+    instead of forwarding them to this vault's daemon."""
     import uvicorn
 
-    from .tokens import TokenError, list_tokens
+    from .tokens import TokenError
     from ..client.spawn import DaemonStartError, connect_or_start
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="brain serve --http: %(levelname)s %(name)s: %(message)s")
+    auth = front_end.auth if front_end is not None else FileAuthStore(places)
     try:
-        tokens = list_tokens(places)
-    except TokenError as e:
+        tokens = auth.tokens()
+    except (TokenError, AuthStoreError) as e:
         print(f"error: {e}.", file=sys.stderr)
         print("fix: repair that file, or delete it and create the tokens again "
               "(`brain auth token create NAME [--write]`).", file=sys.stderr)
         return 1
-    if not tokens and oauth_base_url(cfg, host, port) is None:
+    if not tokens and (front_end is not None or oauth_base_url(cfg, host, port) is None):
+        where = f" --store {front_end.label}" if front_end is not None else ""
         print("brain serve --http: warning: no tokens exist yet, so every request will get 401. "
-              "Create one with `brain auth token create NAME [--write]`.", file=sys.stderr)
-    try:
-        s, _ = connect_or_start(places, vault)
-        s.close()
-    except DaemonStartError as e:
-        print(f"brain serve --http: {e}", file=sys.stderr)
-        return 1
+              f"Create one with `brain auth token create NAME [--write]{where}`.", file=sys.stderr)
+    if front_end is None:
+        assert vault is not None
+        try:
+            s, _ = connect_or_start(places, vault)
+            s.close()
+        except DaemonStartError as e:
+            print(f"brain serve --http: {e}", file=sys.stderr)
+            return 1
     # bind first, so a busy port is a clear message rather than a traceback
     try:
         sock = listening_socket(host, port)
@@ -313,12 +323,17 @@ def run_http(places, vault: Path, cfg: dict, *, surface: str, host: str, port: i
                   "0.0.0.0 for every interface).", file=sys.stderr)
         return 1
     bound_port = sock.getsockname()[1]
-    base_url = oauth_base_url(cfg, host, bound_port)
-    app = build_app(places, vault, surface, host, base_url=base_url)
+    # OAuth's grants live in this host's files: a front end over a shared store takes tokens only
+    base_url = oauth_base_url(cfg, host, bound_port) if front_end is None else None
+    app = build_app(places, vault or Path("."), surface, host, base_url=base_url,
+                    call=front_end.call if front_end is not None else None, auth=auth)
     print(f"brain serve --http: MCP on http://{host}:{bound_port}{MCP_PATH} (surface {surface}); "
           "every request needs a bearer token" + (" or an OAuth access token." if base_url else "."),
           file=sys.stderr, flush=True)
-    if base_url is None:
+    if front_end is not None:
+        print(f"brain serve --http: a front end over {front_end.label}: no state of its own; "
+              "pages come from `brain index --store`.", file=sys.stderr, flush=True)
+    elif base_url is None:
         print("brain serve --http: OAuth is off: it needs https on a non-loopback address. Put a TLS proxy in "
               "front and set `brain config set http.public_url https://NAME/mcp`.", file=sys.stderr, flush=True)
     if host.strip("[]") in ("0.0.0.0", "::"):
@@ -335,4 +350,6 @@ def run_http(places, vault: Path, cfg: dict, *, surface: str, host: str, port: i
         uvicorn.Server(config).run(sockets=[sock])
     finally:
         forget_serving(places)
+        if front_end is not None:
+            front_end.close()
     return 0

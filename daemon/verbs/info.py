@@ -30,7 +30,8 @@ def status(engine: Engine, args: dict, caller: Caller) -> dict:
     vectors = engine.vectors
     models = engine.models.status() if engine.models is not None else None
     body = {
-        "vault": str(engine.vault),
+        # a front end over a shared store names the store (daemon/server/store_engine.py)
+        "vault": getattr(engine, "label", None) or str(engine.vault),
         "pages": counts.pages,
         "chunks": counts.chunks,
         "problems": counts.problems,

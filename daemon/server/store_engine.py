@@ -1,0 +1,208 @@
+"""A front end's engine: the verbs over a shared store, holding no state of its own
+(docs/scaling.md, "A team brain on PostgreSQL").
+
+`brain serve --http --store URL` builds one of these instead of the daemon's
+engine. Everything a verb reads or writes lives in the store: pages (written
+there by the one indexer, `brain index --store URL`), facts (durable in the
+store before `remember` answers), delta's cursors and the HTTP credentials.
+Nothing is kept on this host but the embedding model's export cache, so any
+number of front ends can serve one store, and one that dies loses nothing.
+
+The front end never watches or writes the vault: it may run on a host that
+has none. The indexer copies facts remembered here into the vault's facts log.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from .. import config as config_mod
+from ..protocol.caller import Caller
+from ..stores.cursors import CursorStore
+from ..stores.engine import ChatModel
+from ..stores.facts import Fact, FactScope, FactsStore
+from ..stores.pages import PagesStore
+from ..verbs.entity_slugs import canonical_entity_slug
+from ...indexer.embeddings import search_modes as why
+from ...indexer.vault.timestamps import now_iso, utcnow
+from ...indexer.vault.visibility import Viewer
+
+if TYPE_CHECKING:
+    from ...indexer.embeddings.embedder import Embedder
+    from ...indexer.embeddings.model_loader import ModelLoader
+    from ..places import Places
+
+log = logging.getLogger("brain.front_end")
+
+
+class _Clock:
+    def now(self) -> _dt.datetime:
+        return utcnow()
+
+
+class StoreIndex:
+    """What `status` and the page verbs ask of "the index" on a front end: the store's pages
+    are open from the start; their sync is the indexer's business, not this process's."""
+
+    last_sync: str | None = None
+    pending_events = 0
+
+
+class StoreEngine:
+    """The Engine (daemon/stores/engine.py) of a stateless front end over a shared store.
+
+    `facts`, `pages` and `cursors` are the store's implementations of the
+    contracts; `chunk_vectors(embedder)` makes the store's chunk vectors once
+    the model has loaded, and `fact_shelf` is where fact vectors are kept
+    (indexer/embeddings/fact_vectors.py, VectorShelf)."""
+
+    def __init__(self, places: Places, cfg: dict | None, *, label: str, facts: FactsStore, pages: PagesStore,
+                 cursors: CursorStore, chunk_vectors: Callable[[Any], Any] | None = None,
+                 fact_shelf: Any = None, llm: ChatModel | None = None, closers: tuple[Callable[[], None], ...] = ()):
+        self.places = places
+        self.cfg: dict[str, Any] = dict(cfg or {})
+        self.label = label           # what `status` names: the store, never a password (see store_label)
+        self.vault = Path(".")       # no vault here: the front end never reads or writes one
+        self.state_dir = places.cache_root / "front-end"
+        self.facts = facts
+        self.pages = pages
+        self.cursors = cursors
+        self.clock = _Clock()
+        self.llm = llm
+        self.index: StoreIndex | None = StoreIndex()
+        self.index_ready = True
+        self.index_progress: tuple[int, int] | None = None
+        self.embedder: Embedder | None = None
+        self.vectors: Any = None
+        self.fact_vectors: Any = None
+        self.models: ModelLoader | None = None
+        self.stopping = threading.Event()
+        self.stop_requested = threading.Event()
+        self._chunk_vectors = chunk_vectors
+        self._fact_shelf = fact_shelf
+        self._closers = closers
+        self._closed = False
+
+    def setting(self, key: str) -> Any:
+        return config_mod.get(self.cfg, key)
+
+    def canonical_entity(self, name: str, caller: Caller) -> str:
+        return canonical_entity_slug(name, self.pages, caller.viewer)
+
+    def search_pages(self, query: str, limit: int, caller: Caller,
+                     keyword_only: bool = False) -> tuple[list[dict[str, Any]], str | None]:
+        if keyword_only:
+            return self.pages.search(query, limit, caller.viewer)
+        cause = self.vectors_missing_cause()
+        if cause is not None:
+            results, _ = self.pages.search(query, limit, caller.viewer)
+            return results, cause
+        results, degraded = self.pages.search(query, limit, caller.viewer, embedder=self.embedder,
+                                              vectors=self.vectors)
+        return results, (None if degraded is None else why.VECTOR_SEARCH_FAILED)
+
+    def vectors_missing_cause(self) -> str | None:
+        state = self.models.state if self.models is not None else None
+        if state == why.MODEL_OFF or not self.setting("embeddings.enabled"):
+            return why.EMBEDDINGS_OFF
+        if state is None:
+            return why.MODEL_NOT_LOADED
+        if state == "failed":
+            return why.MODEL_FAILED
+        if state != "ready" or self.embedder is None:
+            return why.MODEL_LOADING
+        if self.vectors is None or not getattr(self.vectors, "ready", False):
+            return why.VECTORS_BUILDING
+        return None
+
+    def note_retrieved(self, slugs: list[str]) -> None:
+        if not slugs:
+            return
+        try:
+            self.pages.note_retrieved(slugs, now_iso())
+        except Exception:  # a read must not fail over a bookkeeping write
+            log.debug("could not bump last_retrieved_at", exc_info=True)
+
+    def dedup_degraded(self) -> bool:
+        return self.embedder is None
+
+    # -- the model: loaded in the background; keyword-only until then ------------
+
+    def load_models(self, background: bool = True) -> ModelLoader:
+        from ...indexer.embeddings.model_loader import ModelLoader
+
+        if not self.setting("embeddings.enabled"):
+            self.models = ModelLoader(factory=lambda: None)
+            self.models.disable()
+            return self.models
+        self.models = ModelLoader(cache_root=self.places.cache_root, cancel=self.stopping)
+        if background:
+            self.models.start(then=self._attach_models)
+        else:
+            self._attach_models(self.models.load())
+        return self.models
+
+    def _attach_models(self, embedder: Embedder | None) -> None:
+        if embedder is None or self._closed:
+            return
+        from ...indexer.embeddings.fact_vectors import FactVectors
+
+        if self._fact_shelf is not None:
+            fact_vectors = FactVectors(self._fact_shelf, embedder)
+            attach = getattr(self.facts, "attach_vectors", None)
+            if attach is not None:
+                attach(fact_vectors)
+            self.fact_vectors = fact_vectors
+        self.embedder = embedder
+        if self._chunk_vectors is not None:
+            self.vectors = self._chunk_vectors(embedder)
+
+    def fact_similarity(self, entity_slug: str, text: str, viewer: Viewer,
+                        worth_comparing: Callable[[list[Fact]], bool] | None = None) -> tuple[Fact, float] | None:
+        if self.fact_vectors is None:
+            return None
+        rows = self.facts.listed(FactScope(entity=entity_slug), viewer, 5)
+        if worth_comparing is not None and not worth_comparing(rows):
+            return None
+        found: tuple[Fact, float] | None = self.fact_vectors.nearest(rows, text)
+        return found
+
+    def prefetch_embedding(self, text: str) -> None:
+        if self.fact_vectors is not None and text:
+            self.fact_vectors.prefetch(text)
+
+    def on_fact_insert(self, fid: int, text: str) -> None:
+        # at once, not later: another front end may be asked about this fact next (a
+        # shared store has no "after the answer" that every reader waits for)
+        if self.fact_vectors is not None:
+            try:
+                self.fact_vectors.store(fid, text)
+            except Exception:  # the fact is saved; its vector is made again by the backfill
+                log.warning("could not store the vector of fact %s", fid, exc_info=True)
+
+    def close(self) -> None:
+        self._closed = True
+        self.stopping.set()
+        for closer in (getattr(self.fact_vectors, "close", None), getattr(self.vectors, "close", None),
+                       getattr(self.facts, "close", None), getattr(self.cursors, "close", None),
+                       getattr(self.pages, "close", None), *self._closers):
+            if closer is not None:
+                try:
+                    closer()
+                except Exception:
+                    log.debug("closing", exc_info=True)
+
+
+def store_label(url: str) -> str:
+    """The store's URL as `status` may show it: user, host and database, never a password."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or "localhost"
+    user = f"{parts.username}@" if parts.username else ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{user}{host}{port}{parts.path}"

@@ -1,0 +1,126 @@
+"""`brain index --store URL`: the one process that keeps a shared store in step with the vault
+(docs/scaling.md, "Who writes what").
+
+It owns three writes:
+- pages: the vault's Markdown into the store's page tables (and, with the
+  model, their chunk vectors), once in full and then live from saves;
+- facts into the vault: every fact a front end saved in the store is written
+  to this device's facts log in the vault, with the store's id, so the log
+  stays the user's record (`FactsStore.mirror`);
+- facts into the store: facts the vault's logs hold and the store does not (a
+  fresh store, `brain rebuild --store`) are put in with the same ids.
+
+The vault's writer lock is held throughout, as `brain index` holds it: a
+daemon of this vault and this indexer never write its facts log at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+from ..facts.store import FactsStore
+from ..stores.facts import FactScope, Order
+from ...indexer.vault.visibility import Viewer
+
+log = logging.getLogger("brain.store_indexer")
+
+# how often facts saved through the front ends are copied into the vault's log while watching
+EXPORT_EVERY_S = 2.0
+# a fact saved this long before the newest one the log holds is looked at again (clocks of front ends differ)
+CLOCK_SLACK_S = 120.0
+
+
+class StoreIndexer:
+    """The vault (pages and facts log) and one shared store, kept in step."""
+
+    def __init__(self, vault: Path, url: str, places: Any, *, writer: str = "index"):
+        from ..stores.postgres.open_store import open_indexer_parts
+        from ..vault_lock import VaultLock
+
+        self.vault = Path(vault).expanduser().resolve()
+        self.lock = VaultLock(self.vault)
+        self.lock.acquire(writer, wait_s=0)  # VaultLocked: a daemon (or another indexer) owns the vault
+        try:
+            self.parts = open_indexer_parts(self.vault, url)
+            self.log = FactsStore.for_vault(self.vault / ".brain", places.cache_dir(self.vault) / "facts.sqlite",
+                                            places.vault_state_dir(self.vault) / "device")
+        except BaseException:
+            self.lock.release()
+            raise
+        self.stop = threading.Event()
+        self._watch: Any = None
+
+    # -- pages ---------------------------------------------------------------
+
+    def index_pages(self, progress: Callable[[int, int], None] | None = None) -> dict:
+        report: dict = self.parts.pages.reconcile(progress=progress)
+        return report
+
+    def embed_chunks(self, progress: Callable[[int, int], None] | None = None) -> dict:
+        """Embed the chunks that have no vector yet (the model loads here, in this process)."""
+        return dict(self.parts.embed_chunks(progress))
+
+    # -- facts ----------------------------------------------------------------
+
+    def facts_into_store(self) -> int:
+        """Put into the store every fact of the vault's logs it lacks, with the same id; how many."""
+        facts = self.log.listed(FactScope(include_expired=True, order=Order.ID), Viewer.owner(), None)
+        adopted: int = self.parts.facts.adopt(facts)
+        return adopted
+
+    def facts_into_vault(self) -> int:
+        """Write into the vault's log what the store holds and the log does not; records written."""
+        owner = Viewer.owner()
+        newest = self.log.listed(FactScope(include_expired=True, order=Order.NEWEST_SAVED), owner, 1)
+        since = _minus(newest[0].created_at, CLOCK_SLACK_S) if newest else None
+        saved = self.parts.facts.listed(FactScope(include_expired=True, saved_since=since, order=Order.ID),
+                                        owner, None)
+        ended_since = self.parts.facts_seen_ended
+        ended = self.parts.facts.listed(FactScope(include_expired=True, ended_since=ended_since,
+                                                  order=Order.ID), owner, None) if ended_since else []
+        self.parts.facts_seen_ended = _minus(_now(), CLOCK_SLACK_S)
+        by_id = {f.id: f for f in (*saved, *ended)}
+        written = self.log.mirror([by_id[i] for i in sorted(by_id)])
+        if written:
+            log.info("wrote %d facts records from the store into the vault's log", written)
+        return written
+
+    # -- watching ---------------------------------------------------------------
+
+    def watch(self) -> Any:
+        """Follow saves into the store; copy new facts into the vault until `stop` is set."""
+        self._watch = self.parts.pages.start_watching()
+        return self._watch
+
+    def run_until_stopped(self) -> None:
+        while not self.stop.wait(EXPORT_EVERY_S):
+            try:
+                self.facts_into_vault()
+            except Exception:  # the next round tries again; the store keeps the facts meanwhile
+                log.exception("could not copy facts from the store into the vault")
+
+    def close(self) -> None:
+        self.stop.set()
+        try:
+            self.parts.close()
+            self.log.close()
+        finally:
+            self.lock.release()
+
+
+def _now() -> str:
+    from ...indexer.vault.timestamps import now_iso
+
+    return now_iso()
+
+
+def _minus(iso: str, seconds: float) -> str:
+    import datetime as dt
+
+    from ...indexer.vault.timestamps import iso
+
+    t = dt.datetime.fromisoformat(iso.replace("Z", "+00:00")) - dt.timedelta(seconds=seconds)
+    return iso(t)
