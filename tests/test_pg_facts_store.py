@@ -191,3 +191,30 @@ def test_the_schema_is_made_by_the_first_front_end(pg_dsn):
     with psycopg.connect(pg_dsn) as conn:
         assert schema.version(conn) == schema.LATEST
     store.close()
+
+
+@pytest.mark.model
+def test_the_vector_arm_finds_a_paraphrase_hides_private_facts_and_reads_its_own_writes(pg_dsn):
+    from vectors_fixtures import shared_minilm
+
+    from brain.indexer.embeddings.fact_vectors import FactVectors
+
+    store = _store(pg_dsn)
+    vectors = FactVectors(store, shared_minilm())
+    store.attach_vectors(vectors)
+    car = _add(store, "Alice bought an electric car last week")
+    secret = _add(store, "Alice purchased a new automobile for her brother", visibility="private")
+    _add(store, "The quarterly budget review is on Monday")
+    vectors.backfill(store.listed(FactScope(), OWNER, None))
+    assert store.vector_count() == 3 and store.vectors_current(vectors.model_id)
+    # no word in common with the question: only the vector arm can find them
+    assert car in [f.id for f in store.ranked("vehicle purchase", FactScope(), OWNER, 5)]
+    assert secret in [f.id for f in store.ranked("vehicle purchase", FactScope(), OWNER, 5)]
+    assert all(f.visibility == "world" for f in store.ranked("vehicle purchase", FactScope(), WORLD, 5))
+    # a vector the writer thread has not stored yet still counts for this front end's reads
+    bike = _add(store, "Bob rides a bicycle to the office")
+    vectors.store_later(bike, "Bob rides a bicycle to the office")
+    assert bike in [f.id for f in store.ranked("cycling commute", FactScope(), OWNER, 5)]
+    assert vectors.wait_written() and store.vector_count() == 4
+    vectors.close()
+    store.close()
