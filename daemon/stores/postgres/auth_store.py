@@ -105,7 +105,7 @@ class PgAuthStore:
         return secret
 
     @staticmethod
-    def _token(row: tuple) -> Token:
+    def _token(row: tuple[str, str, str, str | None, str | None]) -> Token:
         name, scope, created_at, surface, set_by = row
         return Token(name, scope == "write", created_at, surface if surface in SURFACE_ORDER else None, set_by)
 
@@ -197,14 +197,14 @@ class PgAuthStore:
 
     # -- what the OAuth flow records (the provider's side; the contract only reads it) --
 
-    def add_client(self, client_id: str, name: str, info: dict) -> None:
+    def add_client(self, client_id: str, name: str, info: dict[str, object]) -> None:
         """Register a client; it lapses unless the owner approves one of its requests in time."""
         with self._conn() as conn:
             conn.execute("INSERT INTO oauth_clients (client_id, name, info, created_at, expires_at) "
                          "VALUES (%s, %s, %s, %s, %s)",
                          (client_id, name, Jsonb(info), now_iso(), time.time() + UNAPPROVED_CLIENT_TTL_S))
 
-    def add_pending(self, client_id: str, scopes: list[str], fields: dict | None = None) -> tuple[str, str]:
+    def add_pending(self, client_id: str, scopes: list[str], fields: dict[str, object] | None = None) -> tuple[str, str]:
         """Record an authorization request awaiting the owner; (request id, user code)."""
         request_id = secrets.token_urlsafe(24)
         with self._conn() as conn:

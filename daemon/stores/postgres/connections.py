@@ -41,8 +41,7 @@ class Connections:
 
     def _open(self) -> psycopg.Connection:
         # autocommit: a read is its own statement; a write says BEGIN and COMMIT itself
-        conn = psycopg.connect(self.dsn, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True,
-                               **({"options": self._options} if self._options else {}))
+        conn = psycopg.connect(self.dsn, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True, options=self._options)
         if not self.migrated:
             schema.migrate(conn)
             self.migrated = True
