@@ -1,5 +1,6 @@
-"""The auth store contract (daemon/stores/auth.py) on its real files: what `brain auth` and the
-HTTP bearer check ask of tokens and OAuth clients."""
+"""The auth store contract (daemon/stores/auth.py) on both backends: what `brain auth` and the
+HTTP bearer check ask of tokens and OAuth clients, on the embedded store's real files and on
+PostgreSQL (daemon/stores/postgres/auth_store.py, the test session's real server)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,29 @@ from brain.daemon.http.tokens import tokens_file
 from brain.daemon.stores.auth import AuthStore, AuthStoreError, PendingRequest
 
 
-def test_a_token_is_checked_until_it_is_revoked(places):
-    store: AuthStore = FileAuthStore(places)
+class Backend:
+    """An auth store, and the OAuth flow's side of it (registering a client, asking for access)."""
+
+    def __init__(self, store, add_client, add_pending):
+        self.store, self.add_client, self.add_pending = store, add_client, add_pending
+
+
+@pytest.fixture(params=["embedded", "postgres"])
+def backend(request, places):
+    if request.param == "embedded":
+        oauth = OAuthStore(places)
+        yield Backend(FileAuthStore(places), oauth.add_client,
+                      lambda cid, scopes: oauth.add_pending(cid, {"scopes": scopes}))
+        return
+    from brain.daemon.stores.postgres.auth_store import PgAuthStore
+
+    store = PgAuthStore(request.getfixturevalue("pg_dsn"))
+    yield Backend(store, store.add_client, store.add_pending)
+    store.close()
+
+
+def test_a_token_is_checked_until_it_is_revoked(backend):
+    store: AuthStore = backend.store
     assert isinstance(store, AuthStore)
     secret = store.create_token("laptop", can_write=True)
     found = store.check_token(secret)
@@ -24,17 +46,41 @@ def test_a_token_is_checked_until_it_is_revoked(places):
     assert store.check_token(secret) is None
 
 
-def test_an_oauth_request_is_approved_through_the_contract(places):
-    oauth = OAuthStore(places)
-    oauth.add_client("c1", "agent", {})
-    _, code = oauth.add_pending("c1", {"scopes": ["read", "write"]})
-    store = FileAuthStore(places)
+def test_token_names_are_checked_and_never_taken_twice(backend):
+    store = backend.store
+    store.create_token("ci", can_write=False)
+    with pytest.raises(AuthStoreError, match="revoke it first"):
+        store.create_token("ci", can_write=True)
+    for bad in ("", "has space", "local"):
+        with pytest.raises(AuthStoreError):
+            store.create_token(bad, can_write=False)
+    assert store.set_client_surface("ci", "verbs", "operator")
+    (token,) = store.tokens()
+    assert (token.can_write, token.surface, token.surface_set_by) == (False, "verbs", "operator")
+    assert not store.set_client_surface("nobody", "verbs", "operator")
+
+
+def test_an_oauth_request_is_approved_through_the_contract(backend):
+    backend.add_client("c1", "agent", {})
+    _, code = backend.add_pending("c1", ["read", "write"])
+    store = backend.store
     assert store.pending() == [PendingRequest(code, "c1", "agent", ("read", "write"))]
-    assert store.approve(code, read_only=True) == PendingRequest(code, "c1", "agent", ("read",))
+    assert store.approve(code.lower().replace("-", ""), read_only=True) == \
+        PendingRequest(code, "c1", "agent", ("read",))
     assert store.pending() == [] and not store.deny("NOPE-0000")
+    assert [(c.id, c.kind, c.name) for c in store.clients("full")] == [("oauth:c1", "oauth", "agent")]
     assert store.set_client_surface("oauth:c1", "verbs", "operator")
+    assert [c.effective for c in store.clients("full")] == ["verbs"]
     assert not store.revoke_oauth_client("c1")  # a token name, not an `oauth:` id
     assert store.revoke_oauth_client("oauth:c1") and not store.revoke_oauth_client("oauth:c1")
+    assert store.clients("full") == []
+
+
+def test_a_denied_request_waits_no_more(backend):
+    backend.add_client("c2", "other", {})
+    _, code = backend.add_pending("c2", ["read"])
+    assert backend.store.deny(code)
+    assert backend.store.pending() == []
 
 
 def test_an_unreadable_file_is_one_error_naming_the_fix(places):
@@ -42,3 +88,12 @@ def test_an_unreadable_file_is_one_error_naming_the_fix(places):
     tokens_file(places).write_text("{not json", encoding="utf-8")
     with pytest.raises(AuthStoreError, match="delete"):
         FileAuthStore(places).tokens()
+
+
+def test_an_unreachable_database_is_one_error_naming_the_fix_and_admits_no_one(pg_server, tmp_path):
+    from brain.daemon.stores.postgres.auth_store import PgAuthStore
+
+    store = PgAuthStore(f"host={tmp_path} port=5432 user=postgres dbname=postgres")  # no server there
+    with pytest.raises(AuthStoreError, match="store URL"):
+        store.tokens()
+    assert store.check_token("brain_anything") is None

@@ -4,6 +4,8 @@ Every public method of the FactsStore contract is called for `Viewer.world()`
 over a real store holding private and world facts that match every call, and
 no private fact may come back, in any shape. The table of calls must name
 every method of the contract: a new method without an entry fails here.
+Every test runs on both backends: the embedded store and PostgreSQL
+(daemon/stores/postgres/facts_store.py, on the test session's real server).
 """
 
 import dataclasses
@@ -20,9 +22,18 @@ WORLD = Viewer.world()
 ENTITY = "people/alice"    # world and private facts are both about her
 
 
-@pytest.fixture
-def store(tmp_path):
-    s = EmbeddedFactsStore(tmp_path / "v" / "facts.jsonl", tmp_path / "c" / "facts.sqlite")
+def open_store(backend, request, tmp_path):
+    """An empty facts store of the backend: the embedded one, or PostgreSQL on a fresh database."""
+    if backend == "embedded":
+        return EmbeddedFactsStore(tmp_path / "v" / "facts.jsonl", tmp_path / "c" / "facts.sqlite")
+    from brain.daemon.stores.postgres.facts_store import PgFactsStore
+
+    return PgFactsStore(request.getfixturevalue("pg_dsn"))
+
+
+@pytest.fixture(params=["embedded", "postgres"])
+def store(request, tmp_path):
+    s = open_store(request.param, request, tmp_path)
 
     def add(text, visibility, entity=ENTITY, **kw):
         return s.insert(fact=text, kind=kw.pop("kind", "commitment"), entity_slug=entity, visibility=visibility,

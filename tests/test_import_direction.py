@@ -25,8 +25,10 @@ VERSION = ("brain.__version__",)
 MAY_IMPORT = {
     "brain.daemon.protocol": ("brain.daemon.protocol", "brain.indexer"),
     "brain.daemon.stores": ("brain.daemon.stores", "brain.daemon.protocol", "brain.indexer"),
-    # a backend inside stores/: the contracts it implements, never the rest of the daemon
-    "brain.daemon.stores.postgres": ("brain.daemon.stores", "brain.daemon.protocol", "brain.indexer"),
+    # a backend inside stores/: the contracts it implements and the facts ranking's policy (its words,
+    # fusion and constants in brain.daemon.facts), never the rest of the daemon
+    "brain.daemon.stores.postgres": ("brain.daemon.stores", "brain.daemon.protocol", "brain.daemon.facts",
+                                     "brain.indexer"),
     "brain.daemon.facts": ("brain.daemon.facts", "brain.daemon.stores", "brain.daemon.protocol",
                            "brain.daemon.private_files", "brain.indexer"),
     "brain.daemon.verbs": ("brain.daemon.verbs", "brain.daemon.stores", "brain.daemon.protocol", "brain.daemon.facts", "brain.daemon.llm",

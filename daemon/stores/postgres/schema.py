@@ -16,13 +16,17 @@ from __future__ import annotations
 
 import psycopg
 
+from .facts_schema import FACTS_MIGRATIONS
+
 # any constant both appliers agree on; "brain" in ASCII
 MIGRATION_LOCK = 0x627261696E
 VECTOR_DIM = 384   # all-MiniLM-L6-v2 (indexer/embeddings/embedder.py, MINILM_DIM)
 
-MIGRATIONS: list[str] = [
+# version -> its SQL. Versions need not be consecutive: 1 made every table, 10-19 are the
+# facts, cursors and auth tables' (facts_schema.py), 20 and up the pages'
+MIGRATIONS: dict[int, str] = {
     # 1: pages and what hangs off them; the facts projection; cursors; tokens and OAuth clients
-    f"""
+    1: f"""
     CREATE EXTENSION IF NOT EXISTS vector;
 
     CREATE TABLE pages (
@@ -182,28 +186,33 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX oauth_grants_client ON oauth_grants(client_id);
     """,
-]
+    **FACTS_MIGRATIONS,
+}
+LATEST = max(MIGRATIONS)
 
 
 def migrate(conn: psycopg.Connection) -> int:
     """Apply every pending migration in one transaction; returns the schema version now in force.
 
     Safe to call from several processes at once (the advisory lock orders them)
-    and on every start (nothing pending, nothing done). A database whose version
+    and on every start (nothing pending, nothing done). A migration is pending
+    when its version is not recorded, lower ones included: a database migrated
+    by a build that knew 20 but not 10 still gets 10. A database whose version
     is newer than this code knows is refused, not downgraded.
     """
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
         conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations ("
                      "version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())")
-        current = conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()[0]
-        if current > len(MIGRATIONS):
+        applied = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
+        current = max(applied, default=0)
+        if current > LATEST:
             raise RuntimeError(f"the database's schema is version {current}, newer than this brain knows "
-                               f"({len(MIGRATIONS)}); upgrade brain on this host before pointing it at that database")
-        for version, sql in enumerate(MIGRATIONS[current:], start=current + 1):
-            conn.execute(sql)
-            conn.execute("INSERT INTO schema_migrations (version) VALUES (%s)", (version,))
-    return len(MIGRATIONS)
+                               f"({LATEST}); upgrade brain on this host before pointing it at that database")
+        for number in sorted(set(MIGRATIONS) - applied):
+            conn.execute(MIGRATIONS[number])
+            conn.execute("INSERT INTO schema_migrations (version) VALUES (%s)", (number,))
+    return LATEST
 
 
 def version(conn: psycopg.Connection) -> int:

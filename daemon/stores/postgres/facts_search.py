@@ -1,0 +1,208 @@
+"""Facts ranked by what they say, in PostgreSQL (docs/architecture.md, "Facts ranking").
+
+The embedded ranking's policy (daemon/facts/search.py: the query's content
+and date words, common words, the fusion by score with neighbours, every
+constant) is used as it is; only the two arms and the neighbours are SQL here:
+
+- keyword: each fact's `document` (facts_store.py: its text's words weight A,
+  its date words D, English stemming, GIN-indexed). A fact's score is the sum,
+  over the query words it holds, of the word's idf over all facts (BM25's
+  formula) times PostgreSQL's ts_rank of that word (text 1, dates 0.3, as the
+  embedded arm weighs its two columns; divided by 1 + log(length), as BM25
+  damps long facts). ts_rank counts a word's frequency without BM25's
+  saturation: that, and Snowball's English stemmer in place of Porter's, is
+  what differs from FTS5.
+- vector: cosine to `fact_vectors.embedding` (pgvector, HNSW), made by the
+  attached model from the fact's text; a fact whose vector the model is still
+  writing (FactVectors.pending) is scored with it all the same, so a recall
+  right after a remember on the same front end finds it.
+
+Every clause of the caller's scope and viewer is in each query, so a remote
+caller's ranking never reads a private fact.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import TYPE_CHECKING, Iterable
+
+import numpy as np
+import psycopg
+
+from ....indexer.vault.visibility import Viewer
+from ...facts.neighbours import NEIGHBOUR_GAP_S
+from ...facts.search import (COMMON_MIN_FACTS, COMMON_SHARE, COMMON_WINDOW, DATE_WEIGHT, DEPTH, TEXT_WEIGHT,
+                             VECTOR_FLOOR, content_words, fuse, query_vector)
+from ..facts import Fact, FactScope, Order
+from .facts_scope_sql import ORDER_SQL, SqlArgs, clauses as scope_clauses, where_sql
+from .page_load import vector_text
+
+if TYPE_CHECKING:
+    from ..vectors import FactVectorsStore
+    from .facts_store import PgFactsStore
+
+# ts_rank's weights in its order {D, C, B, A}: date words, -, -, text
+RANK_WEIGHTS = [DATE_WEIGHT, 0.0, 0.0, TEXT_WEIGHT]
+RANK_NORMALIZATION = 1
+
+# how many facts hold each word (all facts: FTS5's BM25 counts every row too), and how many there are
+_DOC_FREQ = """
+SELECT t.w, (SELECT count(*) FROM facts WHERE document @@ to_tsquery('english', t.w)),
+       (SELECT count(*) FROM facts)
+FROM unnest(%s::text[]) AS t(w)
+"""
+_KEYWORD = """
+SELECT id, (SELECT sum(t.idf * ts_rank(%s::float4[], document, to_tsquery('english', t.w), %s))
+            FROM unnest(%s::text[], %s::float8[]) AS t(w, idf)) AS score
+FROM facts{where} ORDER BY score DESC, id DESC LIMIT %s
+"""
+# the latest facts in scope, and how many of them hold each word in their text (weight A)
+_COMMON = """
+WITH recent AS MATERIALIZED (SELECT document FROM facts{where} ORDER BY created_at DESC, id DESC LIMIT %s)
+SELECT t.w, (SELECT count(*) FROM recent WHERE document @@ to_tsquery('english', t.w || ':A')),
+       (SELECT count(*) FROM recent)
+FROM unnest(%s::text[]) AS t(w)
+"""
+_NEAREST = """
+SELECT id, 1 - (embedding <=> %s::vector) FROM fact_vectors
+WHERE starts_with(model, %s) AND id IN (SELECT id FROM facts{where})
+ORDER BY embedding <=> %s::vector LIMIT %s
+"""
+_COSINES = "SELECT id, 1 - (embedding <=> %s::vector) FROM fact_vectors WHERE id = ANY(%s) AND starts_with(model, %s)"
+# the fact saved just before and just after each one, in its conversation (daemon/facts/neighbours.py)
+_NEIGHBOURS = """
+SELECT f.id, f.created_at, n.id, n.entity_slug, n.created_at
+FROM facts f CROSS JOIN LATERAL (
+    (SELECT g.id, g.entity_slug, g.created_at FROM facts g
+     WHERE g.source = f.source AND g.source_session IS NOT DISTINCT FROM f.source_session
+       AND (g.created_at, g.id) < (f.created_at, f.id) ORDER BY g.created_at DESC, g.id DESC LIMIT 1)
+    UNION ALL
+    (SELECT g.id, g.entity_slug, g.created_at FROM facts g
+     WHERE g.source = f.source AND g.source_session IS NOT DISTINCT FROM f.source_session
+       AND (g.created_at, g.id) > (f.created_at, f.id) ORDER BY g.created_at, g.id LIMIT 1)
+) n
+WHERE f.id = ANY(%s) AND f.entity_slug IS NULL
+"""
+
+
+def _idf(docs: int, total: int) -> float:
+    return math.log(1 + (total - docs + 0.5) / (docs + 0.5))
+
+
+def _any_of(words: Iterable[str]) -> str:
+    """A tsquery matching any of the words: each is letters, digits and underscores only
+    (search.content_words), so none can be read as a tsquery operator."""
+    return " | ".join(words)
+
+
+def common_words(conn: psycopg.Connection, words: list[str], where: list[str], args: SqlArgs) -> list[str]:
+    """The words in more than COMMON_SHARE of the text of the latest COMMON_WINDOW facts in scope,
+    counted among the facts the caller may see (daemon/facts/search.py `_common` says why)."""
+    if not words:
+        return []
+    rows = conn.execute(_COMMON.format(where=where_sql(where)), [*args, COMMON_WINDOW, words]).fetchall()
+    total = int(rows[0][2]) if rows else 0
+    if total < COMMON_MIN_FACTS:
+        return []
+    cap = int(total * COMMON_SHARE) + 1
+    return [w for w, n, _ in rows if n >= cap]
+
+
+def keyword_ranked(conn: psycopg.Connection, words: list[str], where: list[str], args: SqlArgs,
+                   depth: int) -> dict[int, float]:
+    """fact id -> keyword score, the best `depth` facts in scope holding any of the words."""
+    if not words:
+        return {}
+    freq = conn.execute(_DOC_FREQ, (words,)).fetchall()
+    held = [(w, _idf(int(n), int(total))) for w, n, total in freq if n]
+    if not held:
+        return {}
+    sql = _KEYWORD.format(where=where_sql([*where, "document @@ to_tsquery('english', %s)"]))
+    rows = conn.execute(sql, [RANK_WEIGHTS, RANK_NORMALIZATION, [w for w, _ in held], [i for _, i in held],
+                              *args, _any_of(w for w, _ in held), depth]).fetchall()
+    return {int(fid): float(score or 0.0) for fid, score in rows}
+
+
+def in_scope(conn: psycopg.Connection, ids: Iterable[int], where: list[str], args: SqlArgs) -> set[int]:
+    ids = sorted(set(ids))
+    if not ids:
+        return set()
+    rows = conn.execute(f"SELECT id FROM facts{where_sql(['id = ANY(%s)', *where])}", [ids, *args]).fetchall()
+    return {int(r[0]) for r in rows}
+
+
+def neighbours(conn: psycopg.Connection, ids: list[int]) -> dict[int, set[int]]:
+    """fact id -> its neighbours, both ways (daemon/facts/neighbours.py says what a neighbour is)."""
+    out: dict[int, set[int]] = {}
+    if not ids:
+        return out
+    for fid, created, other, entity, other_created in conn.execute(_NEIGHBOURS, (ids,)).fetchall():
+        if entity is None and abs(_seconds(other_created) - _seconds(created)) <= NEIGHBOUR_GAP_S:
+            out.setdefault(int(fid), set()).add(int(other))
+            out.setdefault(int(other), set()).add(int(fid))
+    return out
+
+
+def _seconds(ts: str) -> float:
+    return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+
+
+class _VectorArm:
+    """Cosines to one query vector: stored ones in SQL, pending ones from the model's writer."""
+
+    def __init__(self, conn: psycopg.Connection, vectors: "FactVectorsStore", qv: np.ndarray):
+        self.conn, self.vectors, self.qv = conn, vectors, qv
+        self.text = vector_text(qv.tolist())
+        self.prefix = vectors.query_embedder().model_id + " "
+        pending = getattr(vectors, "pending", None)
+        self.pending: dict[int, str] = pending() if callable(pending) else {}
+
+    def _pending_scores(self, ids: Iterable[int]) -> dict[int, float]:
+        return {fid: float(np.dot(self.vectors.vector(self.pending[fid]), self.qv))
+                for fid in ids if fid in self.pending}
+
+    def nearest(self, where: list[str], args: SqlArgs, depth: int) -> dict[int, float]:
+        rows = self.conn.execute(_NEAREST.format(where=where_sql(where)),
+                                 [self.text, self.prefix, *args, self.text, depth]).fetchall()
+        scores = {int(fid): float(c) for fid, c in rows}
+        scores.update(self._pending_scores(in_scope(self.conn, self.pending, where, args)))
+        return scores
+
+    def cosines(self, ids: set[int]) -> dict[int, float]:
+        if not ids:
+            return {}
+        rows = self.conn.execute(_COSINES, (self.text, sorted(ids), self.prefix)).fetchall()
+        scores = {int(fid): float(c) for fid, c in rows}
+        scores.update(self._pending_scores(ids - set(scores)))
+        return scores
+
+
+def rank_facts(store: "PgFactsStore", vectors: "FactVectorsStore | None", query: str, scope: FactScope,
+               viewer: Viewer, limit: int, *, floor: float = VECTOR_FLOOR) -> list[Fact]:
+    """The facts in `scope` the viewer may see most relevant to `query`, best first, at most `limit`."""
+    where, args = scope_clauses(scope, viewer)
+    depth = max(DEPTH, limit)
+    words = content_words(query)
+    with store.conn() as conn:
+        common = common_words(conn, words, where, args)
+        # without vectors a common word stays (daemon/facts/search.py says why)
+        kept = ([w for w in words if w not in common] or words) if vectors is not None else words
+        keyword = keyword_ranked(conn, kept, where, args, depth)
+        cosine: dict[int, float] = {}
+        arm = None
+        if vectors is not None:
+            arm = _VectorArm(conn, vectors, query_vector(vectors, query, common))
+            cosine = arm.nearest(where, args, depth)
+        found = set(keyword) | set(cosine)
+        near = neighbours(conn, sorted(found))
+        # a neighbour outside the caller's scope (private, expired) lends no score
+        around = in_scope(conn, {j for i in found for j in near.get(i, ())} - found, where, args)
+        if arm is not None:
+            cosine.update(arm.cosines((found | around) - set(cosine)))
+    ids = fuse(found | around, keyword, cosine, near, floor, vectors is not None)[:limit]
+    if not ids:
+        return []
+    rows = store.select([*where, "id = ANY(%s)"], [*args, ids], ORDER_SQL[Order.ID], None)
+    by_id = {r.id: r for r in rows}
+    return [by_id[i] for i in ids if i in by_id]

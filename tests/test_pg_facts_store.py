@@ -1,0 +1,220 @@
+"""The facts store on PostgreSQL (daemon/stores/postgres/facts_store.py) as front ends share it, on
+the test session's real server: what one front end writes the other reads, remember's decisions
+are taken one at a time across connections, a write is all or nothing, and what the indexer
+exports to the vault's log comes in the order of the writes. The contract itself, visibility
+included, is tests/test_facts_store_visibility.py (on both backends)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from brain.daemon.stores.facts import FactScope
+from brain.indexer.vault.visibility import Viewer
+
+psycopg = pytest.importorskip("psycopg")
+
+OWNER, WORLD = Viewer.owner(), Viewer.world()
+
+
+def _store(dsn):
+    from brain.daemon.stores.postgres.facts_store import PgFactsStore
+
+    return PgFactsStore(dsn)
+
+
+def _add(store, text, **kw):
+    return store.insert(fact=text, kind=kw.pop("kind", "fact"), entity_slug=kw.pop("entity", None),
+                        visibility=kw.pop("visibility", "world"), source=kw.pop("source", "chat"), valid_until=None,
+                        **kw)
+
+
+@pytest.fixture
+def front_ends(pg_dsn):
+    one, two = _store(pg_dsn), _store(pg_dsn)
+    yield one, two
+    one.close()
+    two.close()
+
+
+def test_a_fact_written_through_one_front_end_is_read_through_the_other(front_ends):
+    one, two = front_ends
+    fid = _add(one, "The staging database moved to the new rack", call_key="k-1", entity="projects/infra")
+    assert two.get(fid, OWNER).fact == "The staging database moved to the new rack"
+    assert [f.id for f in two.listed(FactScope(entity="projects/infra"), WORLD, None)] == [fid]
+    assert [f.id for f in two.ranked("databases moving", FactScope(), WORLD, 5)] == [fid]  # stemmed
+    assert two.by_call_key("k-1", OWNER).id == fid
+    newer = _add(two, "The staging database is back in the old rack", supersede=fid)
+    old = one.get(fid, OWNER)
+    assert (old.superseded_by, old.expire_reason) == (newer, f"superseded by fact #{newer}")
+    assert one.supersedes(newer, OWNER) and one.count(FactScope(), OWNER, 10) == 1
+
+
+def _race(dsn, decide, n=2):
+    """Run `decide(store)` on n threads at once, each with a store (and connections) of its own."""
+    stores = [_store(dsn) for _ in range(n)]
+    for s in stores:
+        s.count(FactScope(), OWNER, 1)  # connected and migrated before the race starts
+    start, out, errors = threading.Barrier(n), [], []
+
+    def run(store):
+        try:
+            start.wait(timeout=30)
+            out.append(decide(store))
+        except BaseException as e:  # every thread's failure is the test's
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(s,)) for s in stores]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    for s in stores:
+        s.close()
+    assert errors == []
+    return out
+
+
+def test_remembers_racing_with_one_call_key_write_one_fact(pg_dsn):
+    def remember_like(store):
+        with store.exclusive():
+            done = store.by_call_key("retry-1", OWNER)
+            if done is not None:
+                return done.id
+            time.sleep(0.2)  # the other front end tries now: it must wait for the lock
+            return _add(store, "Ship the release on Friday", call_key="retry-1")
+
+    ids = _race(pg_dsn, remember_like, n=3)
+    store = _store(pg_dsn)
+    assert len(set(ids)) == 1
+    assert store.count(FactScope(grep="ship the release"), OWNER, 10) == 1
+    store.close()
+
+
+def test_exclusive_makes_two_front_ends_dedup_one_at_a_time(pg_dsn):
+    """Dedup by text (no call key): only the lock keeps the second from inserting the same fact."""
+    def dedup_insert(store):
+        with store.exclusive():
+            same = store.listed(FactScope(same_text="alice prefers tea"), OWNER, 1)
+            if same:
+                return same[0].id
+            time.sleep(0.2)
+            return _add(store, "Alice prefers  tea")
+
+    ids = _race(pg_dsn, dedup_insert)
+    store = _store(pg_dsn)
+    assert len(set(ids)) == 1 and store.count(FactScope(), OWNER, 10) == 1
+    store.close()
+
+
+def test_one_call_key_raced_without_the_lock_still_writes_one_fact(pg_dsn):
+    ids = _race(pg_dsn, lambda store: _add(store, "Book the venue", call_key="retry-2"), n=4)
+    store = _store(pg_dsn)
+    assert len(set(ids)) == 1 and store.count(FactScope(), OWNER, 10) == 1
+    store.close()
+
+
+def test_a_connection_killed_mid_insert_leaves_no_half_fact(pg_dsn):
+    store = _store(pg_dsn)
+    held = _add(store, "holder")
+    # another session holds the call key, uncommitted: the store's insert, its fact row written,
+    # waits for it inside its transaction
+    blocker = psycopg.connect(pg_dsn)
+    blocker.execute("INSERT INTO call_keys (key, fact_id) VALUES ('k-half', %s)", (held,))
+    failed: list[BaseException] = []
+    writer = threading.Thread(target=lambda: _catch(failed, lambda: _add(store, "half written", call_key="k-half")))
+    writer.start()
+    with psycopg.connect(pg_dsn, autocommit=True) as admin:
+        pid = None
+        for _ in range(200):
+            row = admin.execute("SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                                "AND query LIKE 'INSERT INTO call_keys%'").fetchone()
+            if row:
+                pid = row[0]
+                break
+            time.sleep(0.05)
+        assert pid is not None, "the insert never waited inside its transaction"
+        assert admin.execute("SELECT count(*) FROM facts WHERE fact = 'half written'").fetchone()[0] == 0
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    writer.join(timeout=30)
+    blocker.rollback()
+    blocker.close()
+    from brain.daemon.protocol.errors import Unavailable
+
+    assert len(failed) == 1 and isinstance(failed[0], Unavailable)
+    assert store.count(FactScope(grep="half written", include_expired=True), OWNER, 10) == 0
+    # the dead connection is gone, and the lock with it: the retry writes the fact once
+    fid = _add(store, "half written", call_key="k-half")
+    assert store.by_call_key("k-half", OWNER).id == fid and store.get(fid, OWNER).fact == "half written"
+    store.close()
+
+
+def _catch(into, step):
+    try:
+        step()
+    except BaseException as e:
+        into.append(e)
+
+
+def test_facts_since_gives_the_export_every_write_in_order(pg_dsn):
+    store = _store(pg_dsn)
+    a = _add(store, "first", visibility="private")
+    b = _add(store, "second")
+    store.expire(a, "done")
+    changes = store.facts_since(0)
+    assert [(f.id, f.expired_at is not None) for _, f in changes] == [(b, False), (a, True)]
+    last = changes[-1][0]
+    c = _add(store, "third", supersede=b)
+    assert [(f.id, f.superseded_by) for _, f in store.facts_since(last)] == [(c, None), (b, c)]
+    assert store.facts_since(store.facts_since(0)[-1][0]) == []
+    store.close()
+
+
+def test_keyword_ranking_finds_stems_dates_and_nothing_for_nothing(pg_dsn):
+    store = _store(pg_dsn)
+    tea = _add(store, "Alice prefers green tea in the afternoon", now="2024-03-05T10:00:00.000Z")
+    _add(store, "Bob drives to work", now="2024-03-06T10:00:00.000Z")
+    both = _add(store, "Tea tastings: Alice loves tea", now="2024-03-07T10:00:00.000Z")
+    assert [f.id for f in store.ranked("teas", FactScope(), OWNER, 5)][:2] == [both, tea]  # stemmed, by weight
+    assert [f.id for f in store.ranked("what happened on 2024-03-05", FactScope(), OWNER, 5)][0] == tea
+    assert store.ranked("zeppelin", FactScope(), OWNER, 5) == []
+    store.close()
+
+
+def test_the_schema_is_made_by_the_first_front_end(pg_dsn):
+    from brain.daemon.stores.postgres import schema
+
+    store = _store(pg_dsn)
+    assert store.counts(OWNER) == {"facts": 0, "active_facts": 0, "bad_log_lines": 0}
+    with psycopg.connect(pg_dsn) as conn:
+        assert schema.version(conn) == schema.LATEST
+    store.close()
+
+
+@pytest.mark.model
+def test_the_vector_arm_finds_a_paraphrase_hides_private_facts_and_reads_its_own_writes(pg_dsn):
+    from vectors_fixtures import shared_minilm
+
+    from brain.indexer.embeddings.fact_vectors import FactVectors
+
+    store = _store(pg_dsn)
+    vectors = FactVectors(store, shared_minilm())
+    store.attach_vectors(vectors)
+    car = _add(store, "Alice bought an electric car last week")
+    secret = _add(store, "Alice purchased a new automobile for her brother", visibility="private")
+    _add(store, "The quarterly budget review is on Monday")
+    vectors.backfill(store.listed(FactScope(), OWNER, None))
+    assert store.vector_count() == 3 and store.vectors_current(vectors.model_id)
+    # no word in common with the question: only the vector arm can find them
+    assert car in [f.id for f in store.ranked("vehicle purchase", FactScope(), OWNER, 5)]
+    assert secret in [f.id for f in store.ranked("vehicle purchase", FactScope(), OWNER, 5)]
+    assert all(f.visibility == "world" for f in store.ranked("vehicle purchase", FactScope(), WORLD, 5))
+    # a vector the writer thread has not stored yet still counts for this front end's reads
+    bike = _add(store, "Bob rides a bicycle to the office")
+    vectors.store_later(bike, "Bob rides a bicycle to the office")
+    assert bike in [f.id for f in store.ranked("cycling commute", FactScope(), OWNER, 5)]
+    assert vectors.wait_written() and store.vector_count() == 4
+    vectors.close()
+    store.close()
