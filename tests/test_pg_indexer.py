@@ -189,3 +189,29 @@ def test_put_page_writes_the_file_then_the_row_and_never_over_a_private_page(ind
         assert store.get_page("notes/diary", Viewer.world()) is None
     finally:
         store.close()
+
+
+def test_the_indexer_process_loads_the_vault_follows_saves_and_stops_on_sigterm(vault, pg_dsn):
+    """`python -m …indexer_run VAULT URL --watch`: what `brain index --watch --store URL` will run."""
+    import json
+    import signal
+    import subprocess
+    import sys
+
+    write(vault, "people/alice-example.md", ALICE)
+    proc = subprocess.Popen([sys.executable, "-m", "brain.daemon.stores.postgres.indexer_run", str(vault), pg_dsn,
+                             "--watch"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = json.loads(proc.stdout.readline())   # the first pass's report, once it is committed
+        assert first["parsed"] == 1
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            assert row(conn, "people/alice-example")[1] == "Alice Example"
+            write(vault, "companies/acme-robotics.md", ACME)
+            assert wait_for(lambda: row(conn, "companies/acme-robotics"), timeout=20)
+            assert wait_for(lambda: target_of(conn, "people/alice-example") == ["companies/acme-robotics"], 20)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
