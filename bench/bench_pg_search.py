@@ -9,10 +9,13 @@ documentation with npm-tune and npm-report), in one run and on the same pages:
   chunks, tantivy), its chunks embedded with the daemon's MiniLM (onnxruntime),
   and every question asked of the tantivy keyword arm and of the embedded
   hybrid (indexer/pages/search.py, as recall's query arm);
-- the same pages, chunks and vectors (each chunk embedded once, both stores
-  get the same vector) are loaded into a throwaway PostgreSQL with pgvector
-  (daemon/stores/postgres/local_server.py, durable: fsync on) and asked with
-  daemon/stores/postgres/page_search.py: keyword, vector, and the two fused;
+- the same vault is loaded into a throwaway PostgreSQL with pgvector
+  (daemon/stores/postgres/local_server.py, durable: fsync on) by the vault
+  indexer and the chunk vectors of a deployment (indexer.py, chunk_vectors.py;
+  each text embedded once, so both stores hold the same vectors) and asked
+  through the store (PgPagesStore.search) and daemon/stores/postgres/page_search.py:
+  keyword, vector, and the two fused (`cards`: the embedded fusion, nearest chunks
+  and page cards as two lists; `share`; `rrf`);
 - the textbook baselines of bench/eval_baselines.py score the same questions.
 
 Prints one JSON line per set and arm (R@1, R@5, R@10, MRR), then the cold load
@@ -87,26 +90,6 @@ def embedded_index(vault: Path, embedder):
     return e, vectors, home
 
 
-def pages_of(db, embedder) -> list[dict]:
-    """The embedded page tables as page_load.load_pages takes them, each chunk with its vector."""
-    pages = {}
-    for r in db.execute("SELECT id, slug, path, title, type, visibility, summary, lead, tags, updated_at, "
-                        "mtime_ns, size, content_hash, indexed_at FROM pages"):
-        pages[r[0]] = {"slug": r[1], "path": r[2], "title": r[3], "type": r[4], "visibility": r[5], "summary": r[6],
-                       "lead": r[7], "tags": json.loads(r[8] or "[]"), "updated_at": r[9], "mtime_ns": r[10],
-                       "size": r[11], "content_hash": r[12], "indexed_at": r[13], "aliases": [], "chunks": []}
-    for page_id, display, alias in db.execute("SELECT page_id, display, alias FROM aliases"):
-        pages[page_id]["aliases"].append(display or alias)
-    rows = db.execute("SELECT page_id, ord, heading, heading_path, text, hash FROM chunks ORDER BY page_id, ord").fetchall()
-    # what ChunkVectors embeds for a chunk: heading and text (vectors.py, _texts)
-    texts = [f"{h}\n{t}" if h else t for _, _, h, _, t, _ in rows]
-    vecs = embedder.embed(texts)
-    for (page_id, ord_, heading, heading_path, text, h), v in zip(rows, vecs):
-        pages[page_id]["chunks"].append({"ord": ord_, "heading": heading, "heading_path": heading_path,
-                                         "text": text, "hash": h, "vector": v.tolist()})
-    return list(pages.values())
-
-
 def new_database(server, name: str) -> str:
     import psycopg
 
@@ -119,9 +102,10 @@ def new_database(server, name: str) -> str:
 def run_vault(server, label: str, vault: Path, sets: dict[str, list], model, fusions: list[str]) -> None:
     import psycopg
 
-    from brain.daemon.stores.postgres import schema
-    from brain.daemon.stores.postgres.page_load import load_pages
+    from brain.daemon.stores.postgres.chunk_vectors import PgChunkVectors
+    from brain.daemon.stores.postgres.indexer import PgVaultIndexer
     from brain.daemon.stores.postgres.page_search import search
+    from brain.daemon.stores.postgres.pages_store import PgPagesStore
     from brain.indexer.vault.visibility import Viewer
 
     embedder = OnceEmbedder(model)
@@ -129,21 +113,32 @@ def run_vault(server, label: str, vault: Path, sets: dict[str, list], model, fus
     e, vectors, home = embedded_index(vault, embedder)
     emit(bench="embedded_build", vault=label, seconds=round(time.perf_counter() - t, 1), vectors=len(vectors))
     try:
-        pages = pages_of(e.page_db, embedder)
-        n_chunks = sum(len(p["chunks"]) for p in pages)
-        with psycopg.connect(new_database(server, label.replace("-", "_"))) as conn:
-            schema.migrate(conn)
-            t = time.perf_counter()
-            load_pages(conn, pages)
-            load_s = time.perf_counter() - t
-            emit(bench="pg_cold_load", vault=label, pages=len(pages), chunks=n_chunks, seconds=round(load_s, 2),
-                 pages_per_s=round(len(pages) / load_s), chunks_per_s=round(n_chunks / load_s))
+        dsn = new_database(server, label.replace("-", "_"))
+        # the same vault loaded the way a deployment loads it: the vault indexer, then the chunk
+        # vectors (each text already embedded once above, so this times the writes, not the model)
+        t = time.perf_counter()
+        indexer = PgVaultIndexer(vault, dsn)
+        report = indexer.reconcile()
+        keyword_s = time.perf_counter() - t
+        pg_vectors = PgChunkVectors(dsn, embedder)
+        pg_vectors.build()
+        load_s = time.perf_counter() - t
+        indexer.close()
+        with psycopg.connect(dsn) as conn:
+            n_pages, n_chunks = conn.execute("SELECT (SELECT count(*) FROM pages), (SELECT count(*) FROM chunks)").fetchone()
+            emit(bench="pg_cold_load", vault=label, pages=n_pages, chunks=n_chunks, parsed=report["parsed"],
+                 keyword_seconds=round(keyword_s, 2), seconds=round(load_s, 2),
+                 pages_per_s=round(n_pages / load_s), chunks_per_s=round(n_chunks / load_s))
             conn.execute("ANALYZE")
             conn.commit()
+            store = PgPagesStore(dsn, vault)
             # the local lane: the owner sees private pages in both stores
-            arms = {"embedded keyword (tantivy)": lambda q, v: e.index.search(q, K, remote=False)[0],
-                    "embedded hybrid": lambda q, v: e.index.search(q, K, remote=False, embedder=embedder,
+            owner = Viewer.owner()
+            arms = {"embedded keyword (tantivy)": lambda q, v: e.index.search(q, K, viewer=owner)[0],
+                    "embedded hybrid": lambda q, v: e.index.search(q, K, viewer=owner, embedder=embedder,
                                                                     vectors=vectors)[0],
+                    "pg store (PgPagesStore.search)": lambda q, v: store.search(q, K, owner, embedder=embedder,
+                                                                                 vectors=pg_vectors)[0],
                     "pg keyword": lambda q, v: search(conn, q, None, Viewer.owner(), K, mode="keyword"),
                     "pg vector": lambda q, v: search(conn, q, v, Viewer.owner(), K, mode="vector")}
             for how in fusions:
@@ -166,6 +161,8 @@ def run_vault(server, label: str, vault: Path, sets: dict[str, list], model, fus
                         ranked.append([h["slug"] for h in hits])
                     emit(set=set_name, arm=arm, **score_ranked(ranked, questions),
                          p50_ms=round(pct(lat, 50), 2), p99_ms=round(pct(lat, 99), 2))
+            store.close()
+            pg_vectors.close()
     finally:
         vectors.close()
         e.close()
@@ -175,7 +172,7 @@ def run_vault(server, label: str, vault: Path, sets: dict[str, list], model, fus
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sets", default="questions,npm-tune,npm-report")
-    ap.add_argument("--fusion", default="rrf,share", help="hybrid fusions to score: rrf, share")
+    ap.add_argument("--fusion", default="rrf,share,cards", help="hybrid fusions to score: rrf, share, cards")
     ns = ap.parse_args()
     wanted = ns.sets.split(",")
     from brain.daemon.stores.postgres.local_server import LocalPostgres

@@ -1,7 +1,9 @@
 """The pages store applies visibility itself: no read method hands a private page to the world.
 
 Every public method of the `PagesStore` contract is called with
-`Viewer.world()` over a real vault (real files, the real indexer) holding a
+`Viewer.world()`, on each backend (the embedded SQLite store, and the
+PostgreSQL one on a real server, skipped only without the `postgres` extra),
+over a real vault (real files, the real indexer) holding a
 private page and a page whose frontmatter cannot be parsed (private too:
 privacy fails closed), both linked to and from public pages, with aliases,
 timeline entries, tags and chunks. Whatever comes back is walked to the
@@ -139,19 +141,47 @@ def call(store, name: str, args: tuple, viewer):
     return getattr(store, name)(*args[:at], viewer, *args[at:])
 
 
-@pytest.fixture
-def store(vault, open_index):
-    """(the engine's pages store, the substring markers, the whole values) of the private pages."""
-    from brain.indexer.vault.visibility import Viewer
-
+def write_vault(vault) -> None:
     write(vault, "people/zorblax-hidden.md", SECRET)
     write(vault, "notes/broken-secret.md", BROKEN)
     write(vault, "people/alice-example.md", ALICE)
     write(vault, "companies/acme-robotics.md", ACME)
+
+
+def embedded_store(vault, open_index, request):
+    """The engine's SQLite pages store, and the private chunks' hashes."""
     e = open_index(vault)
-    pages = e.pages
-    private_hashes = [r[0].lower() for r in e.page_db.execute(
+    return e.pages, [r[0] for r in e.page_db.execute(
         "SELECT c.hash FROM chunks c JOIN pages p ON p.id = c.page_id WHERE p.visibility = 'private'")]
+
+
+def postgres_store(vault, open_index, request):
+    """The PostgreSQL pages store over the same vault, loaded by its vault indexer."""
+    dsn = request.getfixturevalue("pg_dsn")   # skips when the postgres extra is missing
+    import psycopg
+
+    from brain.daemon.stores.postgres.indexer import PgVaultIndexer
+    from brain.daemon.stores.postgres.pages_store import PgPagesStore
+
+    indexer = PgVaultIndexer(vault, dsn)
+    indexer.reconcile()
+    indexer.close()
+    pages = PgPagesStore(dsn, vault)
+    request.addfinalizer(pages.close)
+    with psycopg.connect(dsn) as conn:
+        hashes = [r[0] for r in conn.execute(
+            "SELECT c.hash FROM chunks c JOIN pages p ON p.id = c.page_id WHERE p.visibility = 'private'")]
+    return pages, hashes
+
+
+@pytest.fixture(params=[embedded_store, postgres_store], ids=["embedded", "postgres"])
+def store(vault, open_index, request):
+    """(a pages store of each backend, the substring markers, the whole values) of the private pages."""
+    from brain.indexer.vault.visibility import Viewer
+
+    write_vault(vault)
+    pages, private_hashes = request.param(vault, open_index, request)
+    private_hashes = [h.lower() for h in private_hashes]
     assert len(private_hashes) >= 2, "both private pages were indexed with chunks"
     heads = [pages.page(s, Viewer.owner()) for s in PRIVATE_SLUGS]
     assert all(heads), "both private pages are indexed"
@@ -172,14 +202,14 @@ def test_every_contract_method_has_an_entry_and_takes_a_viewer():
         assert hints.get("viewer") is Viewer, f"PagesStore.{name} must take `viewer: Viewer`"
 
 
-def test_the_sqlite_store_satisfies_the_contract(store):
+def test_each_store_satisfies_the_contract(store):
     from brain.daemon.stores.pages import PagesStore
-    from brain.indexer.pages.store import SqlitePagesStore
 
     pages, _, _ = store
-    assert isinstance(pages, SqlitePagesStore) and isinstance(pages, PagesStore)
-    typed: PagesStore = pages  # what mypy checks on daemon/stores/
-    assert typed is pages
+    assert isinstance(pages, PagesStore)
+    for name in contract_methods():   # same parameters, in the same order, as the contract
+        assert list(inspect.signature(getattr(pages, name)).parameters) == \
+            list(inspect.signature(getattr(PagesStore, name)).parameters)[1:], name
 
 
 def leaks(shown: list[str], markers: list[str], exact: set[str]) -> list[str]:

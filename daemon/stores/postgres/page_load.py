@@ -44,12 +44,12 @@ CREATE TEMP TABLE chunk_stage (
     names TEXT, headings TEXT, place TEXT, body TEXT, embedding vector
 ) ON COMMIT DROP
 """
-_FROM_STAGE = """
+# a staged chunk's weighted keyword document (columns names, headings, place, body of stage `s`)
+STAGED_DOCUMENT = """setweight(to_tsvector('english', s.names), 'A') || setweight(to_tsvector('english', s.headings), 'B')
+       || setweight(to_tsvector('english', s.place), 'C') || setweight(to_tsvector('english', s.body), 'D')"""
+_FROM_STAGE = f"""
 INSERT INTO chunks (page_id, ord, heading, heading_path, heading_key, text, hash, document, embedding)
-SELECT p.id, s.ord, s.heading, s.heading_path, s.heading_key, s.text, s.hash,
-       setweight(to_tsvector('english', s.names), 'A') || setweight(to_tsvector('english', s.headings), 'B')
-       || setweight(to_tsvector('english', s.place), 'C') || setweight(to_tsvector('english', s.body), 'D'),
-       s.embedding
+SELECT p.id, s.ord, s.heading, s.heading_path, s.heading_key, s.text, s.hash, {STAGED_DOCUMENT}, s.embedding
 FROM chunk_stage s JOIN pages p ON p.slug = s.page_slug
 """
 

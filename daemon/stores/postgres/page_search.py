@@ -29,7 +29,9 @@ import psycopg
 from ....indexer.pages.evidence import CREATE_SAFETY, coverage, evidence_of
 from ....indexer.pages.keyword import BOOSTS, MAX_QUERY_TOKENS, TermFinder, content_tokens, query_tokens, text_key
 from ....indexer.pages.passage import best_passage
-from ....indexer.pages.search import MAX_EXACT, MIN_VECTOR, number_forms
+from ....indexer.pages.fusion import fuse as fuse_with_cards
+from ....indexer.pages.search import MAX_EXACT, MIN_VECTOR, VECTOR_DEPTH, number_forms
+from ....indexer.vault.chunks import CARD_ORD
 
 VECTOR_FLOOR = 0.2     # cosine that counts as nothing in the fusion by share of the best
 VECTOR_WEIGHT = 0.5    # the vector arm's weight next to the keyword arm's 1
@@ -66,7 +68,7 @@ LIMIT %(want)s
 """
 
 _VECTOR = f"""
-SELECT c.id, c.page_id, 1 - (c.embedding <=> %(v)s::vector) AS cosine
+SELECT c.id, c.page_id, 1 - (c.embedding <=> %(v)s::vector) AS cosine, c.ord
 FROM chunks c JOIN pages p ON p.id = c.page_id
 WHERE c.embedding IS NOT NULL AND {_VISIBLE}
 ORDER BY c.embedding <=> %(v)s::vector
@@ -98,7 +100,10 @@ def _best_per_page(rows) -> list[tuple[int, int, float]]:
     return list(seen.values())
 
 
-def keyword_pages(conn, text: str, viewer: Viewer, want: int) -> list[tuple[int, int, float]]:
+def keyword_pages(conn, text: str, viewer: Viewer, want: int,
+                  cover: dict[int, float] | None = None) -> list[tuple[int, int, float]]:
+    """[(page id, chunk id, score)] best first, one per page; `cover` (when given) gets each page's
+    share of the query its chunk holds."""
     lexemes = _lexemes(conn, text)
     if not lexemes:
         return []
@@ -107,6 +112,10 @@ def keyword_pages(conn, text: str, viewer: Viewer, want: int) -> list[tuple[int,
             "phrase": len(text.split()) > 1, "pw": PHRASE_WEIGHT, "norm": RANK_NORMALIZATION, "q": text,
             "all": viewer.sees_private, "want": want}
     rows = conn.execute(_KEYWORD, args).fetchall()
+    if cover is not None:
+        held = {cid: float(c) for cid, _, _, c in rows}
+        pages = _best_per_page((cid, pid, score) for cid, pid, score, _ in rows)
+        cover.update((pid, held[cid]) for pid, cid, _ in pages)
     if len(lexemes) < 2 or not rows or not COVER_WEIGHT:   # one word: every hit holds all of it
         return _best_per_page((cid, pid, score) for cid, pid, score, _ in rows)
     best = rows[0][2] or 1.0
@@ -116,14 +125,27 @@ def keyword_pages(conn, text: str, viewer: Viewer, want: int) -> list[tuple[int,
 
 
 def vector_pages(conn, query_vector: Sequence[float], viewer: Viewer, want: int) -> list[tuple[int, int, float]]:
+    rows = sorted((r[:3] for r in _nearest(conn, query_vector, viewer, want) if r[2] >= MIN_VECTOR),
+                  key=lambda r: -r[2])
+    return _best_per_page(rows)
+
+
+def vector_arms(conn, query_vector: Sequence[float], viewer: Viewer,
+                want: int) -> tuple[list[tuple[int, int, float]], list[tuple[int, int, float]]]:
+    """(pages by their nearest body chunk, pages by their card), best first, one per page each:
+    the embedded search's two vector lists (indexer/pages/search.py)."""
+    rows = sorted(_nearest(conn, query_vector, viewer, want), key=lambda r: -r[2])
+    return (_best_per_page(r[:3] for r in rows if r[3] != CARD_ORD),
+            _best_per_page(r[:3] for r in rows if r[3] == CARD_ORD))
+
+
+def _nearest(conn, query_vector: Sequence[float], viewer: Viewer, want: int) -> list[tuple]:
     with conn.transaction():
         # relaxed order: HNSW keeps scanning until `want` rows pass the visibility filter
         conn.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, want)}")
         conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        rows = conn.execute(_VECTOR, {"v": vector_text(query_vector), "all": viewer.sees_private,
+        return conn.execute(_VECTOR, {"v": vector_text(query_vector), "all": viewer.sees_private,
                                       "want": want}).fetchall()
-    rows = sorted((r for r in rows if r[2] >= MIN_VECTOR), key=lambda r: -r[2])
-    return _best_per_page(rows)
 
 
 def _exact_pages(conn, query: str, viewer: Viewer) -> dict[int, tuple[str, int | None]]:
@@ -171,16 +193,29 @@ def search(conn: psycopg.Connection, query: str, query_vector: Sequence[float] |
            limit: int, *, mode: str = "hybrid", fusion: str = "share") -> list[dict]:
     """The best pages for `query`, in the embedded search's hit shape (slug, title, chunk, evidence,
     create_safety, score, provenance, indexed_at). `mode`: keyword, vector or hybrid; the vector
-    arm runs only with a `query_vector`. Never returns a page `viewer` may not see."""
+    arm runs only with a `query_vector`. `fusion`: `cards` (the embedded search's: nearest chunks and
+    nearest page cards as two lists, fusion.py), `share` or `rrf`. Never returns a page `viewer` may not see."""
     q = " ".join((query or "").split())
     if not q or limit <= 0 or mode not in ("keyword", "vector", "hybrid"):
         return []
     text = words(q)
     want = max(limit * 4, 40)
     exact = _exact_pages(conn, q, viewer) if mode != "vector" else {}
-    kw = keyword_pages(conn, text, viewer, want) if mode != "vector" and text else []
-    vec = vector_pages(conn, query_vector, viewer, want) if mode != "keyword" and query_vector is not None else []
-    fused = fuse(kw, vec, fusion)
+    cover: dict[int, float] = {}
+    kw = keyword_pages(conn, text, viewer, want, cover) if mode != "vector" and text else []
+    vectors = mode != "keyword" and query_vector is not None
+    if fusion == "cards":
+        body, cards = vector_arms(conn, query_vector, viewer, max(want, VECTOR_DEPTH)) if vectors else ([], [])
+        fused = fuse_with_cards(kw, cover, body, cards)
+        near = {pid: cos for pid, _, cos in cards}
+        near.update((pid, max(cos, near.get(pid, cos))) for pid, _, cos in body)
+        found = {pid for pid, _, _ in kw}
+        fused = {pid: f for pid, f in fused.items() if pid in found or near.get(pid, 0.0) >= MIN_VECTOR}
+        shown_body = {pid for pid, _, _ in body}
+        vec = body + [c for c in cards if c[0] not in shown_body]   # a body chunk's passage before a card's
+    else:
+        vec = vector_pages(conn, query_vector, viewer, want) if vectors else []
+        fused = fuse(kw, vec, fusion)
     order = list(exact) + sorted((p for p in fused if p not in exact), key=lambda p: -fused[p])
     order = order[:limit]
     if not order:

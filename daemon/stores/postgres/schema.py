@@ -22,8 +22,9 @@ from .facts_schema import FACTS_MIGRATIONS
 MIGRATION_LOCK = 0x627261696E
 VECTOR_DIM = 384   # all-MiniLM-L6-v2 (indexer/embeddings/embedder.py, MINILM_DIM)
 
-# version -> its SQL. Versions need not be consecutive: 1 made every table, 10-19 are the
-# facts, cursors and auth tables' (facts_schema.py), 20 and up the pages'
+# version → its SQL. Versions are numbered by area, not one after another (1 the first tables,
+# 10+ facts, cursors and auth, 20+ pages), so areas grow without renumbering each other;
+# `migrate` applies every known version a database lacks, in ascending order.
 MIGRATIONS: dict[int, str] = {
     # 1: pages and what hangs off them; the facts projection; cursors; tokens and OAuth clients
     1: f"""
@@ -186,9 +187,17 @@ MIGRATIONS: dict[int, str] = {
     );
     CREATE INDEX oauth_grants_client ON oauth_grants(client_id);
     """,
+    # 20: what the one vault indexer keeps (daemon/stores/postgres/indexer.py): its state by key, and
+    # which model made each chunk vector (a changed model re-embeds); the chunks still waiting for
+    # a vector found without a scan (chunk_vectors.py)
+    20: """
+    CREATE TABLE index_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    ALTER TABLE chunks ADD COLUMN embedding_model TEXT;
+    CREATE INDEX chunks_unembedded ON chunks(id) WHERE embedding IS NULL;
+    CREATE INDEX links_target_key ON links(target_key);
+    """,
     **FACTS_MIGRATIONS,
 }
-LATEST = max(MIGRATIONS)
 
 
 def migrate(conn: psycopg.Connection) -> int:
@@ -205,14 +214,18 @@ def migrate(conn: psycopg.Connection) -> int:
         conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations ("
                      "version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())")
         applied = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
-        current = max(applied, default=0)
-        if current > LATEST:
-            raise RuntimeError(f"the database's schema is version {current}, newer than this brain knows "
-                               f"({LATEST}); upgrade brain on this host before pointing it at that database")
-        for number in sorted(set(MIGRATIONS) - applied):
-            conn.execute(MIGRATIONS[number])
-            conn.execute("INSERT INTO schema_migrations (version) VALUES (%s)", (number,))
+        unknown = sorted(applied - set(MIGRATIONS))
+        if unknown:
+            raise RuntimeError(f"the database's schema has version {unknown[-1]}, which this brain does not know "
+                               f"(it knows {LATEST} and below); upgrade brain on this host before pointing it "
+                               "at that database")
+        for version in sorted(set(MIGRATIONS) - applied):
+            conn.execute(MIGRATIONS[version])
+            conn.execute("INSERT INTO schema_migrations (version) VALUES (%s)", (version,))
     return LATEST
+
+
+LATEST = max(MIGRATIONS)
 
 
 def version(conn: psycopg.Connection) -> int:

@@ -1,0 +1,199 @@
+"""Chunk vectors in PostgreSQL: the `VectorsStore` contract over the chunks' pgvector column.
+
+The second implementation of daemon/stores/vectors.py `VectorsStore` (the
+embedded one is indexer/embeddings/vectors.py, an hnswlib graph beside the
+SQLite tables). Here each chunk row carries its own `vector(384)` and the
+model that made it (schema.py, versions 1 and 20), under an HNSW index on
+cosine distance, so the vectors live and die with their chunks: a deleted
+chunk takes its vector along, and a chunk kept across an edit keeps it.
+
+What embeds is the process that writes the chunks (the vault indexer,
+indexer.py, calls `on_chunks_changed` after each commit); any front end may
+`query` and read `ready` without a model of its own, since the database
+says whether every chunk has its vector. A chunk whose exact text (its hash)
+another chunk already has a vector for takes that vector without the model.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any, Sequence
+
+import psycopg
+
+from ..vectors import Progress, Scored, TextEmbedder, Vector
+from .page_load import vector_text
+from .page_search import EF_SEARCH
+
+log = logging.getLogger("brain.vectors.postgres")
+
+EMBED_BATCH = 16      # texts per model call (the model pads a batch to its longest text)
+WINDOW = 256          # chunks fetched and written per round trip
+READY_CHECK_S = 2.0   # how long a front end trusts its last look at whether every chunk has a vector
+
+_MISSING = "embedding IS NULL OR embedding_model IS DISTINCT FROM %(model)s"
+_SAME_TEXT = """
+UPDATE chunks c SET embedding = o.embedding, embedding_model = o.embedding_model
+FROM (SELECT DISTINCT ON (hash) hash, embedding, embedding_model FROM chunks
+      WHERE embedding IS NOT NULL AND embedding_model = %(model)s) o
+WHERE (c.embedding IS NULL OR c.embedding_model IS DISTINCT FROM %(model)s) AND c.hash = o.hash
+"""
+
+
+class PgChunkVectors:
+    """`build()` embeds every chunk that lacks a vector of this model; `start()` follows the
+    indexer's commits; `query(vec, k)` → [(chunk id, cosine)] by HNSW."""
+
+    def __init__(self, dsn: str, embedder: TextEmbedder | None, *, model_id: str | None = None,
+                 batch: int = EMBED_BATCH):
+        self.dsn = dsn
+        self.embedder = embedder
+        self.model_id = model_id or (embedder.model_id if embedder is not None else None)
+        self.dim = embedder.dim if embedder is not None else 384
+        self.batch = batch
+        self.state = "idle"                 # idle → building → ready; "closed" after close()
+        self.embedded = 0                   # texts this instance embedded
+        self.progress = (0, 0)
+        self.error: str | None = None
+        self._built = False
+        self._seen_ready: tuple[float, bool] = (0.0, False)
+        self._reads = psycopg.connect(dsn, autocommit=True)
+        self._read_lock = threading.Lock()   # one transaction at a time on the readers' connection
+        self._writes = psycopg.connect(dsn, autocommit=True)
+        self._wake = threading.Condition()
+        self._events = 0
+        self._busy = False
+        self._stop = False
+        self._worker: threading.Thread | None = None
+
+    # -- the contract -------------------------------------------------------------
+
+    @property
+    def ready(self) -> bool:
+        """Whether every chunk has its vector: after this process's build, or as the database says."""
+        if self._built:
+            return True
+        at, seen = self._seen_ready
+        if time.monotonic() - at > READY_CHECK_S:
+            with self._read_lock:
+                row = self._reads.execute(f"SELECT NOT EXISTS (SELECT 1 FROM chunks WHERE {_MISSING})",
+                                          {"model": self.model_id}).fetchone()
+            seen = bool(row and row[0]) and self.model_id is not None
+            self._seen_ready = (time.monotonic(), seen)
+        return seen
+
+    def build(self, progress: Progress | None = None) -> None:
+        """Embed every chunk lacking a vector of this model (same text: copied, not embedded); sets `ready`."""
+        if self.embedder is None:
+            raise RuntimeError("these chunk vectors were opened without a model: only `query` and `ready` work; "
+                               "embed in the process that runs the vault indexer")
+        self.state = "building" if not self._built else self.state
+        self._drain(progress)
+        if not self._stop:
+            self._built = True
+            self.state = "ready"
+
+    def start(self) -> None:
+        if self._worker is None and self.embedder is not None:
+            self._worker = threading.Thread(target=self._run, name="brain-pg-vectors", daemon=True)
+            self._worker.start()
+
+    def on_chunks_changed(self, added_rows: Sequence[object], removed_ids: Sequence[int]) -> None:
+        """The indexer committed a batch: look for chunks without a vector (removed ones took theirs along)."""
+        if added_rows:
+            with self._wake:
+                self._events += 1
+                self._wake.notify()
+
+    def query(self, vec: Vector, k: int) -> Scored:
+        """(chunk id, cosine) of the k chunks nearest a unit vector, best first."""
+        with self._read_lock, self._reads.transaction():
+            self._reads.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, int(k))}")
+            rows = self._reads.execute("SELECT id, 1 - (embedding <=> %(v)s::vector) FROM chunks "
+                                       "WHERE embedding IS NOT NULL ORDER BY embedding <=> %(v)s::vector LIMIT %(k)s",
+                                       {"v": vector_text([float(x) for x in vec]), "k": int(k)}).fetchall()
+        return [(int(cid), float(cos)) for cid, cos in rows]
+
+    def wait_idle(self, timeout: float = 30.0) -> bool:
+        deadline = time.monotonic() + timeout
+        with self._wake:
+            while self._events or self._busy:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._wake.wait(min(left, 0.05))
+        return True
+
+    def stats(self) -> dict[str, object]:
+        with self._read_lock:
+            have, missing = self._reads.execute(
+                f"SELECT count(*) FILTER (WHERE NOT ({_MISSING})), count(*) FILTER (WHERE {_MISSING}) FROM chunks",
+                {"model": self.model_id}).fetchone()
+        return {"state": self.state, "model": self.model_id, "dim": self.dim, "vectors": int(have),
+                "pending": int(missing), "progress": list(self.progress), "embedded": self.embedded,
+                "error": self.error, "store": "postgresql"}
+
+    def close(self) -> None:
+        with self._wake:
+            self._stop = True
+            self._wake.notify_all()
+        if self._worker is not None:
+            self._worker.join(timeout=30)
+        self.state = "closed"
+        self._reads.close()
+        self._writes.close()
+
+    # -- embedding ------------------------------------------------------------------
+
+    def _drain(self, progress: Progress | None = None) -> None:
+        """Give every chunk lacking a vector one: from a chunk of the same text, else from the model."""
+        assert self.embedder is not None
+        model = {"model": self.model_id}
+        db = self._writes
+        db.execute(_SAME_TEXT, model)
+        total = int(db.execute(f"SELECT count(*) FROM chunks WHERE {_MISSING}", model).fetchone()[0])
+        done, after = 0, 0
+        self.progress = (0, total)
+        while not self._stop:
+            rows = db.execute(f"SELECT id, hash, heading, text FROM chunks WHERE ({_MISSING}) AND id > %(after)s "
+                              "ORDER BY id LIMIT %(n)s", {**model, "after": after, "n": WINDOW}).fetchall()
+            if not rows:
+                break
+            after = rows[-1][0]
+            # exactly what the chunk hash covers (heading and text), as the embedded vectors embed
+            texts = [f"{heading}\n{text}" if heading else text for _, _, heading, text in rows]
+            vecs: list[Any] = []
+            for i in range(0, len(texts), self.batch):
+                vecs.extend(self.embedder.embed(texts[i:i + self.batch]))
+            with db.cursor() as cur:
+                cur.executemany("UPDATE chunks SET embedding = %s::vector, embedding_model = %s "
+                                "WHERE id = %s AND hash = %s",
+                                [(vector_text([float(x) for x in v]), self.model_id, cid, h)
+                                 for (cid, h, _, _), v in zip(rows, vecs)])
+            done += len(rows)
+            self.embedded += len(rows)
+            self.progress = (done, max(total, done))
+            if progress is not None:
+                progress(done, max(total, done))
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                while not self._stop and not self._events:
+                    self._wake.wait()
+                if self._stop:
+                    return
+                self._events = 0
+                self._busy = True
+            try:
+                self._drain()
+            except Exception as e:   # keep serving what is there; the next commit or build tries again
+                log.warning("embedding new chunks failed: %s", e, exc_info=True)
+                self.error = f"{type(e).__name__}: {e}"
+                time.sleep(1.0)
+            finally:
+                with self._wake:
+                    self._busy = False
+                    self._wake.notify_all()
