@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..facts.store import FactsStore
+from ...indexer.vault.brain_folder import brain_folder
 from ..stores.facts import FactScope, Order
 from ...indexer.vault.visibility import Viewer
 
@@ -29,8 +30,6 @@ log = logging.getLogger("brain.store_indexer")
 
 # how often facts saved through the front ends are copied into the vault's log while watching
 EXPORT_EVERY_S = 2.0
-# a fact saved this long before the newest one the log holds is looked at again (clocks of front ends differ)
-CLOCK_SLACK_S = 120.0
 
 
 class StoreIndexer:
@@ -41,9 +40,11 @@ class StoreIndexer:
         from ..vault_lock import VaultLock
 
         self.vault = Path(vault).expanduser().resolve()
+        self.places = places
         self.lock = VaultLock(self.vault)
         self.lock.acquire(writer, wait_s=0)  # VaultLocked: a daemon (or another indexer) owns the vault
         try:
+            brain_folder(self.vault)  # a real folder inside the vault, or BrainFolderError (architecture.md)
             self.parts = open_indexer_parts(self.vault, url)
             self.log = FactsStore.for_vault(self.vault / ".brain", places.cache_dir(self.vault) / "facts.sqlite",
                                             places.vault_state_dir(self.vault) / "device")
@@ -60,30 +61,26 @@ class StoreIndexer:
         return report
 
     def embed_chunks(self, progress: Callable[[int, int], None] | None = None) -> dict:
-        """Embed the chunks that have no vector yet (the model loads here, in this process)."""
-        return dict(self.parts.embed_chunks(progress))
+        """Embed the chunks and facts that have no vector yet (the model loads here, in this process)."""
+        from ...indexer.embeddings.model_loader import ModelLoader
+
+        embedder = ModelLoader(cache_root=self.places.cache_root, cancel=self.stop).load()
+        if embedder is None:
+            return {"vectors": 0, "embedded": 0, "model": "not loaded"}
+        return self.parts.embed(embedder, progress)
 
     # -- facts ----------------------------------------------------------------
 
     def facts_into_store(self) -> int:
         """Put into the store every fact of the vault's logs it lacks, with the same id; how many."""
         facts = self.log.listed(FactScope(include_expired=True, order=Order.ID), Viewer.owner(), None)
-        adopted: int = self.parts.facts.adopt(facts)
+        adopted: int = self.parts.adopt(facts)
         return adopted
 
     def facts_into_vault(self) -> int:
         """Write into the vault's log what the store holds and the log does not; records written."""
-        owner = Viewer.owner()
-        newest = self.log.listed(FactScope(include_expired=True, order=Order.NEWEST_SAVED), owner, 1)
-        since = _minus(newest[0].created_at, CLOCK_SLACK_S) if newest else None
-        saved = self.parts.facts.listed(FactScope(include_expired=True, saved_since=since, order=Order.ID),
-                                        owner, None)
-        ended_since = self.parts.facts_seen_ended
-        ended = self.parts.facts.listed(FactScope(include_expired=True, ended_since=ended_since,
-                                                  order=Order.ID), owner, None) if ended_since else []
-        self.parts.facts_seen_ended = _minus(_now(), CLOCK_SLACK_S)
-        by_id = {f.id: f for f in (*saved, *ended)}
-        written = self.log.mirror([by_id[i] for i in sorted(by_id)])
+        changed = self.parts.changed_facts()
+        written = self.log.mirror(changed) if changed else 0
         if written:
             log.info("wrote %d facts records from the store into the vault's log", written)
         return written
@@ -99,8 +96,10 @@ class StoreIndexer:
         while not self.stop.wait(EXPORT_EVERY_S):
             try:
                 self.facts_into_vault()
-            except Exception:  # the next round tries again; the store keeps the facts meanwhile
-                log.exception("could not copy facts from the store into the vault")
+                if self.log.catch_up():   # another device's log grew (a sync tool copied it in)
+                    self.facts_into_store()
+            except Exception:  # the next round tries again; the store and the logs keep the facts meanwhile
+                log.exception("could not bring the store's facts and the vault's logs in step")
 
     def close(self) -> None:
         self.stop.set()
@@ -110,17 +109,3 @@ class StoreIndexer:
         finally:
             self.lock.release()
 
-
-def _now() -> str:
-    from ...indexer.vault.timestamps import now_iso
-
-    return now_iso()
-
-
-def _minus(iso: str, seconds: float) -> str:
-    import datetime as dt
-
-    from ...indexer.vault.timestamps import iso
-
-    t = dt.datetime.fromisoformat(iso.replace("Z", "+00:00")) - dt.timedelta(seconds=seconds)
-    return iso(t)

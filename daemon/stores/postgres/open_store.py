@@ -81,17 +81,21 @@ def open_store(url: str) -> StoreParts:
     check(url)
     from .auth_store import PgAuthStore
     from .chunk_vectors import PgChunkVectors
-    from .connections import Connections
-    from .cursor_store import PgCursorStore
+    from .cursors_store import PgCursorStore
     from .facts_store import PgFactsStore
     from .pages_store import PgPagesStore
 
-    conns = Connections(url)
-    facts = PgFactsStore(url, connections=conns)
+    facts = PgFactsStore(url)
     pages = PgPagesStore(url)
-    return StoreParts(facts=facts, pages=pages, cursors=PgCursorStore(url), auth=PgAuthStore(url),
-                      chunk_vectors=lambda embedder: PgChunkVectors(url, embedder), fact_shelf=facts,
-                      closers=[conns.close])
+    cursors = PgCursorStore(url)
+    auth = PgAuthStore(url)
+
+    def chunk_vectors(embedder: Any) -> PgChunkVectors:
+        # a front end only queries: the indexer embeds (passing no model keeps this one from building)
+        return PgChunkVectors(url, None, model_id=embedder.model_id)
+
+    return StoreParts(facts=facts, pages=pages, cursors=cursors, auth=auth, chunk_vectors=chunk_vectors,
+                      fact_shelf=facts, closers=[auth.close])
 
 
 def open_auth(url: str) -> Any:
@@ -102,8 +106,12 @@ def open_auth(url: str) -> Any:
     return PgAuthStore(url)
 
 
+# what `brain rebuild --store` empties of the pages: the indexer fills them again from the vault
+_PAGE_TABLES = "pages, aliases, links, timeline, chunks, problems, index_meta"
+
+
 class IndexerParts:
-    """What the one indexer writes: the page tables from the vault, the chunk vectors, and the facts."""
+    """What the one indexer writes: the page tables from the vault, their chunk vectors, the facts."""
 
     def __init__(self, vault: Path, url: str):
         check(url)
@@ -114,21 +122,59 @@ class IndexerParts:
         self.vault = vault
         self.pages = PgVaultIndexer(vault, url)
         self.facts = PgFactsStore(url)
-        self.facts_seen_ended: str | None = None
+        self.vectors: Any = None
+        self.facts_position = 0   # where facts_since has been read to (export is idempotent: 0 is safe)
 
     def reset(self) -> None:
         """Empty the store's pages and facts, for `brain rebuild --store` (the vault and its logs stay)."""
-        self.pages.reset()
-        self.facts.reset()
+        from .facts_adopt import reset
 
-    def embed_chunks(self, progress: Callable[[int, int], None] | None = None) -> dict:
-        from ...indexer.embeddings.model_loader import load_minilm  # type: ignore[import-not-found]
+        with self.pages.conn.transaction():
+            self.pages.conn.execute(f"TRUNCATE {_PAGE_TABLES} CASCADE")
+        reset(self.facts)
+        self.facts_position = 0
+
+    def adopt(self, facts: Any) -> int:
+        from .facts_adopt import adopt
+
+        return adopt(self.facts, facts)
+
+    def changed_facts(self) -> list[Any]:
+        """Every fact written or expired in the store since the last call, private ones included."""
+        out = []
+        while True:
+            batch = self.facts.facts_since(self.facts_position)
+            if not batch:
+                return out
+            self.facts_position = batch[-1][0]
+            out.extend(f for _, f in batch)
+
+    def embed(self, embedder: Any, progress: Callable[[int, int], None] | None = None) -> dict:
+        """Give every chunk (and every fact) without a vector of this model one, then keep doing so
+        for the chunks each later commit adds."""
+        from ....indexer.embeddings.fact_vectors import FactVectors
+        from ..facts import FactScope, Order
+        from ....indexer.vault.visibility import Viewer
         from .chunk_vectors import PgChunkVectors
 
-        raise NotImplementedError
+        if self.vectors is None:
+            self.vectors = PgChunkVectors(self.url, embedder)
+            self.pages.on_chunks_changed.append(self.vectors.on_chunks_changed)
+        self.vectors.build(progress)
+        self.vectors.start()
+        fact_vectors = FactVectors(self.facts, embedder)
+        try:
+            facts = fact_vectors.backfill(self.facts.listed(FactScope(order=Order.ID_DESC), Viewer.owner(), None))
+            fact_vectors.wait_written()
+        finally:
+            fact_vectors.close()
+        stats = dict(self.vectors.stats())
+        return {"vectors": stats.get("vectors", 0), "embedded": self.vectors.embedded, "fact_vectors": facts}
 
     def close(self) -> None:
-        for close in (self.pages.close, self.facts.close):
+        for close in (getattr(self.vectors, "close", None), self.pages.close, self.facts.close):
+            if close is None:
+                continue
             try:
                 close()
             except Exception:
