@@ -62,10 +62,10 @@ def serve_main(argv: list[str]) -> int:
     # a front end over a shared store needs no vault on this host (docs/scaling.md)
     store = ns.store or (config_mod.get(cfg, "store") if ns.http else None)
     vault = None
-    if store is None:
-        try:
-            vault = route.vault_path(p, cfg)
-        except route.NoVault as e:
+    try:
+        vault = route.vault_path(p, cfg)
+    except route.NoVault as e:
+        if store is None:
             _err(str(e))
             return 1
     try:
@@ -93,7 +93,9 @@ def serve_main(argv: list[str]) -> int:
                  "pass --port with a number in 0-65535 (0 picks a free one), or fix `http.port` in the config")
             return 2
         if store is not None:
-            return _serve_front_end(p, cfg, store, surface=surface, host=host, port=int(port))
+            # a front end on a host that has the vault writes pages too (put_page); elsewhere it cannot
+            page_vault = vault if vault is not None and vault.is_dir() else None
+            return _serve_front_end(p, cfg, store, page_vault, surface=surface, host=host, port=int(port))
         return run_http(p, vault, cfg, surface=surface, host=host, port=int(port))
     assert vault is not None
     if ns.no_daemon:
@@ -105,21 +107,16 @@ def serve_main(argv: list[str]) -> int:
     return run_relay(p, vault, cfg, surface)
 
 
-def _serve_front_end(p, cfg: dict, store: str, *, surface: str, host: str, port: int) -> int:
+def _serve_front_end(p, cfg: dict, store: str, vault: Path | None, *, surface: str, host: str, port: int) -> int:
     """`brain serve --http --store URL`: the verbs over the shared store, in this process."""
     from ..daemon.http.serve import run_http
+    from ..daemon.server.front_end import open_front_end
     from .store_errors import open_or_explain
 
-    front_end = open_or_explain("brain serve --http", lambda: _open_front_end(p, cfg, store))
+    front_end = open_or_explain("brain serve --http", lambda: open_front_end(p, cfg, store, vault=vault))
     if front_end is None:
         return 1
     return run_http(p, None, cfg, surface=surface, host=host, port=port, front_end=front_end)
-
-
-def _open_front_end(p, cfg: dict, store: str):
-    from ..daemon.server.front_end import open_front_end
-
-    return open_front_end(p, cfg, store)
 
 
 def _vault_or_exit(p, cfg) -> Path:

@@ -148,3 +148,23 @@ def test_a_front_end_refuses_a_token_of_another_store_and_names_the_missing_extr
                                   f"postgresql://nobody@/none?host={quote(str(tmp_path), safe='')}"],
                                  capture_output=True, text=True, env=team["env"], timeout=60)
     assert unreachable.returncode == 1 and "fix:" in unreachable.stderr, unreachable.stderr
+
+
+def test_two_front_ends_taking_turns_are_conformant(team):
+    """The conformance runner over two front ends of one store, calls alternating between them:
+    what one call writes (a fact, a cursor) the next reads through the other."""
+    a, url_a = _front_end(team)
+    b, url_b = _front_end(team)
+    try:
+        run = subprocess.run([BRAIN, "protocol", "conformance", "--target", url_a, "--alternate-with", url_b,
+                              "--token", team["token"], "--json"], capture_output=True, text=True,
+                             env=team["env"], timeout=300)
+    finally:
+        _stop(a)
+        _stop(b)
+    report = json.loads(run.stdout)
+    failed = [r for r in report["results"] if r["status"] == "fail"]
+    assert run.returncode == 0 and report["ok"], failed
+    # every case runs: put_page seeds the entity through a front end on the vault's host (here, both)
+    skipped = [r["name"] for r in report["results"] if r["status"] == "skip"]
+    assert skipped == ["synthesize answers or says unavailable with a fix"], skipped

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+from pathlib import Path
 from typing import Any
 
 from ..protocol.caller import Caller
@@ -40,9 +41,11 @@ class FrontEnd:
         self.engine.close()
 
 
-def open_front_end(places: Any, cfg: dict, url: str, *, load_model: bool = True) -> FrontEnd:
+def open_front_end(places: Any, cfg: dict, url: str, *, vault: Path | None = None,
+                   load_model: bool = True) -> FrontEnd:
     """Connect to the store (applying its migrations), build the engine, and start loading the model
-    in the background: the front end answers keyword-only until it is ready.
+    in the background: the front end answers keyword-only until it is ready. `vault`: the vault's
+    folder when this host has it, so that put_page can write its file (elsewhere put_page is refused).
     Raises StoreUnavailable (its message names the fix) when the store cannot be reached."""
     from ..stores.postgres.open_store import open_store
     from .store_engine import StoreEngine, store_label
@@ -54,7 +57,7 @@ def open_front_end(places: Any, cfg: dict, url: str, *, load_model: bool = True)
         llm = provider_from_config(cfg, os.environ)  # an entry point: it reads API keys from its environment
     except Exception:
         log.warning("no LLM provider: synthesize will answer `unavailable`", exc_info=True)
-    parts = open_store(url)
+    parts = open_store(url, vault=vault)
     label = store_label(url)
     engine = StoreEngine(places, cfg, label=label, facts=parts.facts, pages=parts.pages, cursors=parts.cursors,
                          chunk_vectors=parts.chunk_vectors, fact_shelf=parts.fact_shelf, llm=llm,

@@ -76,8 +76,9 @@ class StoreParts:
                 pass
 
 
-def open_store(url: str) -> StoreParts:
-    """The stores of one database, for a front end (no vault on this host)."""
+def open_store(url: str, *, vault: Path | None = None) -> StoreParts:
+    """The stores of one database, for a front end; `vault` when this host has the vault's
+    folder (put_page writes there; without it put_page is refused)."""
     check(url)
     from .auth_store import PgAuthStore
     from .chunk_vectors import PgChunkVectors
@@ -86,7 +87,7 @@ def open_store(url: str) -> StoreParts:
     from .pages_store import PgPagesStore
 
     facts = PgFactsStore(url)
-    pages = PgPagesStore(url)
+    pages = PgPagesStore(url, vault)
     cursors = PgCursorStore(url)
     auth = PgAuthStore(url)
 

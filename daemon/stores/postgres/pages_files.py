@@ -8,7 +8,7 @@ files are the vault's: `get_page` reads the file as it is on disk now, and
 (indexer/pages/page_tools.py: the hash check, the private page a blind
 writer never writes over, the symlink rules) and then indexes the file
 through the vault indexer (indexer.py), so the vault stays the source of
-truth and the row follows it. Without a vault these raise `PagesNotOpen`.
+truth and the row follows it. Without a vault these answer `Unavailable`, naming the fix.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ....indexer.embeddings.search_modes import KEYWORD_ONLY
 from ....indexer.pages.page_tools import content_bytes, prepare_write, write_page_file
-from ....indexer.pages.store_files import PagesNotOpen
 from ....indexer.pages.store_types import PageFile, SearchHit, WrittenPage
 from ....indexer.pages.table_writes import iso_ns
 from ....indexer.vault.parse import parse_page
@@ -28,6 +27,7 @@ from ....indexer.vault.scan import MAX_PAGE_BYTES, IgnoreRules, page_path, stat_
 from ....indexer.vault.slugs import path_to_slug
 from ....indexer.vault.vault_files import PageWriteError, check_slug, content_hash, read_bytes
 from ....indexer.vault.visibility import Viewer
+from ...protocol.errors import Unavailable
 from . import page_search
 
 if TYPE_CHECKING:
@@ -48,7 +48,10 @@ class PgFileReads:
 
     def _vault(self) -> Path:
         if self.vault is None:
-            raise PagesNotOpen("this PostgreSQL pages store was opened without the vault; page files need it")
+            # a front end on a host without the vault (docs/scaling.md): a clear answer, not a crash
+            raise Unavailable("this front end has no vault folder, so it cannot read or write page files.",
+                              "Call get_page and put_page through a front end started on the vault's host "
+                              "(`brain serve --http --store URL` there), or edit the vault itself.")
         return self.vault
 
     # -- search --------------------------------------------------------------------
