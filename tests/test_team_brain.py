@@ -93,7 +93,7 @@ def test_a_fact_remembered_through_one_front_end_is_recalled_through_the_other(t
         assert entity["card"]["active_fact_count"] == 1   # the fact saved through the other front end
         # a private page of the vault is never served to a remote caller
         hits = anyio.run(_call, url_a, team["token"], "recall", {"query": "Secret Person private page"})
-        assert all("secret" not in json.dumps(h).lower() for h in hits.get("pages", [])), hits
+        assert hits["results"] and all("secret" not in json.dumps(h).lower() for h in hits["results"]), hits
     finally:
         _stop(a)
         _stop(b)

@@ -132,14 +132,16 @@ class StoreEngine:
 
     # -- the model: loaded in the background; keyword-only until then ------------
 
-    def load_models(self, background: bool = True) -> ModelLoader:
+    def load_models(self, background: bool = True, embedder: Embedder | None = None) -> ModelLoader:
+        """Load MiniLM (or use `embedder`, already loaded); search is keyword-only until it is ready."""
         from ...indexer.embeddings.model_loader import ModelLoader
 
         if not self.setting("embeddings.enabled"):
             self.models = ModelLoader(factory=lambda: None)
             self.models.disable()
             return self.models
-        self.models = ModelLoader(cache_root=self.places.cache_root, cancel=self.stopping)
+        self.models = ModelLoader(factory=(lambda: embedder) if embedder is not None else None,
+                                  cache_root=self.places.cache_root, cancel=self.stopping)
         if background:
             self.models.start(then=self._attach_models)
         else:
