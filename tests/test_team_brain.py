@@ -92,7 +92,7 @@ def test_a_fact_remembered_through_one_front_end_is_recalled_through_the_other(t
         assert entity["found"] and entity["card"]["entity"]["slug"] == "people/alice-example", entity
         assert entity["card"]["active_fact_count"] == 1   # the fact saved through the other front end
         # a private page of the vault is never served to a remote caller
-        hits = anyio.run(_call, url_a, team["token"], "recall", {"query": "Secret Person private page"})
+        hits = anyio.run(_call, url_a, team["token"], "recall", {"query": "Alice Acme Secret Person"})
         assert hits["results"] and all("secret" not in json.dumps(h).lower() for h in hits["results"]), hits
     finally:
         _stop(a)
