@@ -49,10 +49,14 @@ class LocalPostgres:
     wrong for timing a load that a real deployment would have to sync.
     """
 
-    def __init__(self, *, durable: bool = True, shared_buffers: str = "64MB"):
+    def __init__(self, *, durable: bool = True, shared_buffers: str = "64MB", root: Path | None = None,
+                 port: int | None = None):
         self.durable = durable
         self.shared_buffers = shared_buffers
-        self.root: Path | None = None
+        # a folder of its own that outlives this object (`brain-pg start DIR`), or a temporary one
+        self.keep = root is not None
+        self.root: Path | None = Path(root).resolve() if root is not None else None
+        self.port = port            # also listen on 127.0.0.1:port (a team's front ends on this machine)
         self.dsn: str | None = None
         self._as: tuple[int, int] | None = None
 
@@ -70,8 +74,11 @@ class LocalPostgres:
 
     def start(self) -> str:
         bin_dir = server_bin()
-        # short and in /tmp: a Unix socket path must stay under ~108 bytes
-        self.root = Path(tempfile.mkdtemp(prefix="brain-pg-", dir="/tmp"))
+        if self.keep:
+            assert self.root is not None
+            self.root.mkdir(parents=True, exist_ok=True)
+        else:   # short and in /tmp: a Unix socket path must stay under ~108 bytes
+            self.root = Path(tempfile.mkdtemp(prefix="brain-pg-", dir="/tmp"))
         if os.geteuid() == 0:
             try:
                 who = pwd.getpwnam(RUN_AS_WHEN_ROOT)
@@ -81,11 +88,14 @@ class LocalPostgres:
             self._as = (who.pw_uid, who.pw_gid)
             os.chown(self.root, who.pw_uid, who.pw_gid)
         try:
-            init = self._run([str(bin_dir / "initdb"), "-D", str(self.data_dir), "-U", "postgres", "--auth=trust",
-                              "--encoding=UTF8", "--no-locale", "--no-sync"], timeout=START_TIMEOUT_S)
-            if init.returncode != 0:
-                raise ServerUnavailable(f"initdb failed: {init.stderr.strip() or init.stdout.strip()}")
-            options = [f"-c listen_addresses='' -k {self.root} -p {SOCKET_PORT}",
+            if not (self.data_dir / "PG_VERSION").is_file():
+                init = self._run([str(bin_dir / "initdb"), "-D", str(self.data_dir), "-U", "postgres",
+                                  "--auth=trust", "--encoding=UTF8", "--no-locale", "--no-sync"],
+                                 timeout=START_TIMEOUT_S)
+                if init.returncode != 0:
+                    raise ServerUnavailable(f"initdb failed: {init.stderr.strip() or init.stdout.strip()}")
+            listen = f"'127.0.0.1' -p {self.port}" if self.port else f"'' -p {SOCKET_PORT}"
+            options = [f"-c listen_addresses={listen} -k {self.root}",
                        f"-c shared_buffers={self.shared_buffers} -c max_connections=40"]
             if not self.durable:
                 options.append("-c fsync=off -c synchronous_commit=off -c full_page_writes=off")
@@ -97,9 +107,11 @@ class LocalPostgres:
             if started.returncode != 0:
                 raise ServerUnavailable(f"PostgreSQL did not start: {started.stderr.strip()}\n{self.log_tail()}")
         except BaseException:
-            self.stop()
+            if not self.keep:
+                self.stop()
             raise
-        self.dsn = f"host={self.root} port={SOCKET_PORT} user=postgres dbname=postgres"
+        port = self.port or SOCKET_PORT
+        self.dsn = f"host={self.root} port={port} user=postgres dbname=postgres"
         return self.dsn
 
     def log_tail(self, lines: int = 20) -> str:
@@ -111,9 +123,15 @@ class LocalPostgres:
     def stop(self) -> None:
         if self.root is None:
             return
+        if self._as is None and os.geteuid() == 0:   # `stop DIR` from a fresh process: pg_ctl refuses root too
+            who = pwd.getpwnam(RUN_AS_WHEN_ROOT)
+            self._as = (who.pw_uid, who.pw_gid)
         if (self.data_dir / "postmaster.pid").exists():
             self._run([str(server_bin() / "pg_ctl"), "-D", str(self.data_dir), "-m", "fast", "-w", "stop"],
                       timeout=START_TIMEOUT_S)
+        if self.keep:   # a kept folder keeps its data: the next start serves it again
+            self.dsn = None
+            return
         shutil.rmtree(self.root, ignore_errors=True)
         self.root = self.dsn = None
 
@@ -123,3 +141,34 @@ class LocalPostgres:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m brain.daemon.stores.postgres.local_server start|stop DIR [--port N]`: a PostgreSQL
+    with pgvector from the wheel, kept in DIR, to try a team brain on one machine (docs/scaling.md)."""
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser(prog="python -m brain.daemon.stores.postgres.local_server",
+                                 description=main.__doc__)
+    ap.add_argument("action", choices=("start", "stop"))
+    ap.add_argument("dir", type=Path, help="where the cluster lives (made on first start)")
+    ap.add_argument("--port", type=int, default=5433, help="TCP port on 127.0.0.1 (default 5433)")
+    ns = ap.parse_args(argv)
+    server = LocalPostgres(root=ns.dir, port=ns.port)
+    try:
+        if ns.action == "stop":
+            server.stop()
+            print(f"stopped the PostgreSQL in {ns.dir}")
+            return 0
+        server.start()
+    except ServerUnavailable as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(f"PostgreSQL with pgvector in {ns.dir}, on 127.0.0.1:{ns.port}; its store URL:")
+    print(f"postgresql://postgres@127.0.0.1:{ns.port}/postgres")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
