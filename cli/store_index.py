@@ -48,6 +48,9 @@ def run(p, cfg, vault, store: str, *, watch: bool, quiet: bool, json_out: bool, 
         report["facts_into_vault"] = indexer.facts_into_vault()
         if vectors and cfg.get("embeddings.enabled", True) is not False:
             v_started = time.monotonic()
+            if not (quiet or json_out):
+                typer.echo("loading the embedding model…", err=True)
+            indexer.load_model()
             if quiet or json_out:
                 report.update(indexer.embed_chunks())
             else:
@@ -61,6 +64,9 @@ def run(p, cfg, vault, store: str, *, watch: bool, quiet: bool, json_out: bool, 
             typer.echo(f"{report.get('parsed', 0)} pages parsed, {report.get('unchanged', 0)} unchanged, "
                        f"{report.get('deleted', 0)} removed in {report['seconds']}s; facts: "
                        f"{report['facts_into_store']} into the store, {report['facts_into_vault']} into the vault")
+            if "vectors" in report:
+                typer.echo(f"  {report['vectors']} chunk vectors ({report.get('embedded', 0)} embedded now, "
+                           f"{report.get('fact_vectors', 0)} fact vectors) in {report['vector_seconds']}s")
         if watch:
             sync = indexer.watch()
             typer.echo(f"watching {vault} into {store_label(store)}; Ctrl-C to stop", err=True)

@@ -121,6 +121,9 @@ def _run(argv: list[str]) -> int:
     body, is_error = route_or_report(cmd.tool, args, ns.no_daemon, ns.remote)
     if body is None:
         return 1
+    if tags and ns.remote:
+        raise UsageError("--tag reads the tags of this machine's vault, not a remote brain's.",
+                         "drop --tag, or run the recall on the machine that has the vault")
     if tags and not is_error:
         from .page_lookup import Pages
         from .recall_tags import keep_tagged
@@ -193,13 +196,17 @@ def _lookups(cmd: Command, body: dict, args: dict) -> dict:
     wants_paths = cmd.name == "recall" and body.get("results")
     wants_near = cmd.name == "entity" and not body.get("found") and \
         not render.related_suggestions(args.get("name") or "", body.get("suggestions", []))
-    if not (wants_paths or wants_near):
+    # a remote brain's pages are not this machine's: no local paths or names for them
+    if not (wants_paths or wants_near) or args.get("_remote"):
         return {}
-    from .route import places, vault_path
+    from .route import NoVault, places, vault_path
     from .page_lookup import Pages
 
     p = places()
-    pages = Pages.of(p, vault_path(p))
+    try:
+        pages = Pages.of(p, vault_path(p))
+    except NoVault:
+        return {}
     if wants_paths:
         results = body.get("results") or []
         rel = pages.paths(r["slug"] for r in results)

@@ -90,7 +90,11 @@ def test_a_front_end_without_a_model_queries_and_reads_readiness_from_the_databa
         vectors.close()   # nobody embeds now: a new chunk stays without its vector
         write(vault, "notes/new.md", "# New\n\nSomething never said before.\n")
         indexer.apply(["notes/new.md"])
-        assert not PgChunkVectors(pg_dsn, None, model_id=minilm.model_id).ready
+        # the indexer finished a build with this model: one chunk still waiting does not turn every
+        # search keyword-only (the keyword arm finds the new page meanwhile)
+        assert PgChunkVectors(pg_dsn, None, model_id=minilm.model_id).ready
+        # vectors of another model are not these: until the indexer builds with it, keyword only
+        assert not PgChunkVectors(pg_dsn, None, model_id="another-model@1").ready
         with pytest.raises(RuntimeError, match="without a model"):
             front.build()
     finally:

@@ -53,6 +53,7 @@ class StoreIndexer:
             raise
         self.stop = threading.Event()
         self._watch: Any = None
+        self._embedder: Any = None
 
     # -- pages ---------------------------------------------------------------
 
@@ -60,11 +61,17 @@ class StoreIndexer:
         report: dict = self.parts.pages.reconcile(progress=progress)
         return report
 
-    def embed_chunks(self, progress: Callable[[int, int], None] | None = None) -> dict:
-        """Embed the chunks and facts that have no vector yet (the model loads here, in this process)."""
+    def load_model(self) -> Any:
+        """The embedding model, loaded here, in this process (None when it cannot load)."""
         from ...indexer.embeddings.model_loader import ModelLoader
 
-        embedder = ModelLoader(cache_root=self.places.cache_root, cancel=self.stop).load()
+        if self._embedder is None:
+            self._embedder = ModelLoader(cache_root=self.places.cache_root, cancel=self.stop).load()
+        return self._embedder
+
+    def embed_chunks(self, progress: Callable[[int, int], None] | None = None) -> dict:
+        """Embed the chunks and facts that have no vector yet; then follow the page commits."""
+        embedder = self.load_model()
         if embedder is None:
             return {"vectors": 0, "embedded": 0, "model": "not loaded"}
         return self.parts.embed(embedder, progress)

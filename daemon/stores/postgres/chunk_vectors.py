@@ -33,6 +33,7 @@ EMBED_BATCH = 16      # texts per model call (the model pads a batch to its long
 WINDOW = 256          # chunks fetched and written per round trip
 READY_CHECK_S = 2.0   # how long a front end trusts its last look at whether every chunk has a vector
 
+BUILT_KEY = "chunk_vectors_built"   # index_meta: the model of the last whole build the indexer finished
 _MISSING = "embedding IS NULL OR embedding_model IS DISTINCT FROM %(model)s"
 _SAME_TEXT = """
 UPDATE chunks c SET embedding = o.embedding, embedding_model = o.embedding_model
@@ -72,15 +73,17 @@ class PgChunkVectors:
 
     @property
     def ready(self) -> bool:
-        """Whether every chunk has its vector: after this process's build, or as the database says."""
+        """Whether the vectors take part in search: after this process's build, or, on a front end,
+        once the indexer has finished a build with this model (index_meta). Chunks saved since are
+        embedded by the indexer as they come and meanwhile found by the keyword arm, as in the
+        embedded store; one page written through put_page does not turn every search keyword-only."""
         if self._built:
             return True
         at, seen = self._seen_ready
         if time.monotonic() - at > READY_CHECK_S:
             with self._read_lock:
-                row = self._reads.execute(f"SELECT NOT EXISTS (SELECT 1 FROM chunks WHERE {_MISSING})",
-                                          {"model": self.model_id}).fetchone()
-            seen = bool(row and row[0]) and self.model_id is not None
+                row = self._reads.execute("SELECT value FROM index_meta WHERE key = %s", (BUILT_KEY,)).fetchone()
+            seen = bool(row) and self.model_id is not None and row[0] == self.model_id
             self._seen_ready = (time.monotonic(), seen)
         return seen
 
@@ -92,6 +95,8 @@ class PgChunkVectors:
         self.state = "building" if not self._built else self.state
         self._drain(progress)
         if not self._stop:
+            self._writes.execute("INSERT INTO index_meta (key, value) VALUES (%s, %s) "
+                                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (BUILT_KEY, self.model_id))
             self._built = True
             self.state = "ready"
 
