@@ -163,7 +163,8 @@ def register(app: typer.Typer) -> None:
         if store:
             from .store_index import run
 
-            return run(p, cfg, vault, store, watch=watch, quiet=quiet, json_out=json_out, vectors=vectors)
+            return run(p, cfg, vault, store, watch=watch, quiet=quiet, json_out=json_out, vectors=vectors,
+                       progress_bar=_progress)
         engine = _writer_engine(p, cfg, vault, "index")
         try:
             report = _index_in_foreground(engine, quiet or json_out, vectors=vectors)
@@ -202,7 +203,7 @@ def register(app: typer.Typer) -> None:
             from .store_index import run
 
             return run(p, cfg, vault, store, watch=False, quiet=quiet, json_out=json_out, vectors=True,
-                       rebuild=True)
+                       progress_bar=_progress, rebuild=True)
         from ..daemon.vault_lock import VaultLock, VaultLocked
 
         lock = VaultLock(vault)

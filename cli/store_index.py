@@ -26,9 +26,9 @@ def _open(p, vault, store: str, writer: str):
 
 
 def run(p, cfg, vault, store: str, *, watch: bool, quiet: bool, json_out: bool, vectors: bool,
-        rebuild: bool = False) -> None:
-    from .index_cmd import _progress
-
+        progress_bar, rebuild: bool = False) -> None:
+    """`progress_bar(label, unit)`: the bar `brain index` shows (index_cmd._progress)."""
+    _progress = progress_bar
     indexer = _open(p, vault, store, "rebuild" if rebuild else "index")
     if indexer is None:
         raise typer.Exit(1)
