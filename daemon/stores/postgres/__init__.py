@@ -1,5 +1,5 @@
-"""A PostgreSQL + pgvector backend for the store contracts (in progress; docs/scaling.md,
-"PostgreSQL (in progress)").
+"""A PostgreSQL + pgvector backend for the store contracts (docs/scaling.md,
+"A team brain on PostgreSQL").
 
     schema        the tables, numbered migrations applied at start under an advisory lock
     page_load     pages and their chunks (keyword document and vector) written into the tables
@@ -13,9 +13,13 @@
     facts_schema  the migrations of the facts, cursor and auth tables (versions 10-19)
     cursors_store delta's cursors (PgCursorStore)
     auth_store    bearer tokens and OAuth clients (PgAuthStore)
+    facts_adopt   facts of the vault's logs into the store with their ids (the indexer's import)
+    open_store    the stores of one URL, for a front end, the indexer or `brain auth`; StoreUnavailable
 
 Needs the `postgres` extra (psycopg, and the server wheel for a local server);
-nothing outside this package imports it, so the default install never loads it.
+it is imported only once a store URL is given (by the front end, the store indexer
+and `brain auth --store`, inside the functions that need it), so the default install
+never loads it.
 
 May import: `brain.daemon.stores` (the contracts), `brain.daemon.protocol`,
 `brain.indexer` (the analyzer, passages and evidence the embedded arms use) and

@@ -9,7 +9,7 @@ the schema migrated, the whole vault reconciled into the page tables
 (chunk_vectors.py), then, watching, each save re-indexed within a moment and
 its new chunks embedded. Exactly one such process writes a deployment's
 pages; front ends only read them (and write through put_page, which takes
-the same advisory lock), docs/scaling.md "PostgreSQL (in progress)".
+the same advisory lock), docs/scaling.md "A team brain on PostgreSQL".
 """
 
 from __future__ import annotations
