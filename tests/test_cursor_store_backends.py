@@ -60,6 +60,16 @@ def test_last_writer_wins(backend):
     assert store.get("other", "s") is None  # a client never reads another's namespace
 
 
+def test_a_session_id_with_nul_and_backslashes_keeps_a_row_of_its_own(backend):
+    # delta keeps a session's facts backlog beside its cursor under "<session>\x00facts-backlog";
+    # PostgreSQL's text holds no NUL, and "\\0" spelled out must not meet it
+    store = backend.open()
+    keys = ["s\x00facts-backlog", "s\\0facts-backlog", "s\\\x00facts-backlog", "s"]
+    for n, key in enumerate(keys):
+        assert store.put("c", key, Cursor(now(), f"slug-{n}", now(), n))
+    assert [store.get("c", key).slug for key in keys] == [f"slug-{n}" for n in range(len(keys))]
+
+
 def test_a_long_session_id_is_one_row_found_again(backend):
     store = backend.open()
     long_a, long_b = "x" * 5000 + "a", "x" * 5000 + "b"

@@ -58,7 +58,10 @@ DELETE FROM cursors WHERE (source, client_id, session_id) IN (
 
 def bounded(value: str) -> str:
     """At most MAX_KEY characters; a longer value keeps a prefix and a digest (the rule of
-    daemon/verbs/cursors.py, so both stores key a session alike)."""
+    daemon/verbs/cursors.py, so both stores key a session alike). PostgreSQL's text holds no
+    NUL, which delta's backlog row names carry (delta_facts.BACKLOG_SUFFIX): backslash and NUL
+    are spelled out, backslash first, so two different keys never meet."""
+    value = value.replace("\\", "\\\\").replace("\x00", "\\0")
     if len(value) <= MAX_KEY:
         return value
     digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
