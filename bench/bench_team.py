@@ -116,7 +116,11 @@ def latency(targets: dict[str, McpHttp], summary: dict, calls: int) -> None:
                 else:
                     name_, a = label.split("(")[0], args
                 t0 = time.perf_counter()
-                body, err = client.call(name_, a)
+                try:
+                    body, err = client.call(name_, a)
+                except OSError as e:
+                    raise RuntimeError(f"{label} through the {name} front end failed after "
+                                       f"{time.perf_counter() - t0:.1f} s: {e}") from None
                 if i >= 10:
                     lat[name].append((time.perf_counter() - t0) * 1000)
                 assert not err, (label, name, body)
@@ -241,6 +245,7 @@ def main() -> int:
     ap.add_argument("--calls", type=int, default=200)
     ap.add_argument("--load-s", type=float, default=20)
     ap.add_argument("--failover-s", type=float, default=30)
+    ap.add_argument("--only", choices=("latency", "load", "failover"), help="run one part only")
     ns = ap.parse_args()
     from brain.daemon import config as config_mod
     from brain.daemon.http.tokens import create_token

@@ -8,6 +8,7 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -80,6 +81,14 @@ class McpHttp:
             self.sock = None
 
 
+def _drain(stream) -> None:
+    try:
+        for _ in stream:
+            pass
+    except (OSError, ValueError):   # closed under us: the process is being stopped
+        pass
+
+
 def start_serve(env: dict, *extra: str) -> tuple[subprocess.Popen, str]:
     """`brain serve --http --port 0 …`; (process, URL) once it listens."""
     proc = subprocess.Popen([BRAIN, "serve", "--http", "--port", "0", *extra], stdin=subprocess.DEVNULL,
@@ -90,6 +99,8 @@ def start_serve(env: dict, *extra: str) -> tuple[subprocess.Popen, str]:
         lines.append(line)
         m = re.search(r"MCP on (http://\S+/mcp)", line)
         if m:
+            # keep reading what it writes: a full pipe would stop the server at its next log line
+            threading.Thread(target=_drain, args=(proc.stderr,), daemon=True).start()
             return proc, m.group(1)
         if len(lines) > 20:
             break

@@ -13,6 +13,7 @@ import os
 import re
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 from urllib.parse import quote
@@ -50,6 +51,14 @@ def team(tmp_path, pg_dsn):  # noqa: F811
     return {"vault": vault, "env": env, "store": store, "token": token.stdout.strip(), "home": home}
 
 
+def _drain(stream) -> None:
+    try:
+        for _ in stream:
+            pass
+    except (OSError, ValueError):   # closed under us: the process is being stopped
+        pass
+
+
 def _front_end(team) -> tuple[subprocess.Popen, str]:
     proc = subprocess.Popen([BRAIN, "serve", "--http", "--port", "0", "--store", team["store"]],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -59,6 +68,8 @@ def _front_end(team) -> tuple[subprocess.Popen, str]:
         lines.append(line)
         m = re.search(r"MCP on (http://\S+/mcp)", line)
         if m:
+            # keep reading what it writes: a full pipe would stop the server at its next log line
+            threading.Thread(target=_drain, args=(proc.stderr,), daemon=True).start()
             return proc, m.group(1)
         if len(lines) > 20:
             break
