@@ -32,8 +32,8 @@ def _add(store, text, **kw):
 
 
 @pytest.fixture
-def front_ends(pg_dsn):
-    one, two = _store(pg_dsn), _store(pg_dsn)
+def front_ends(pg_migrated_dsn):
+    one, two = _store(pg_migrated_dsn), _store(pg_migrated_dsn)
     yield one, two
     one.close()
     two.close()
@@ -77,7 +77,7 @@ def _race(dsn, decide, n=2):
     return out
 
 
-def test_remembers_racing_with_one_call_key_write_one_fact(pg_dsn):
+def test_remembers_racing_with_one_call_key_write_one_fact(pg_migrated_dsn):
     def remember_like(store):
         with store.exclusive():
             done = store.by_call_key("retry-1", OWNER)
@@ -86,14 +86,14 @@ def test_remembers_racing_with_one_call_key_write_one_fact(pg_dsn):
             time.sleep(0.2)  # the other front end tries now: it must wait for the lock
             return _add(store, "Ship the release on Friday", call_key="retry-1")
 
-    ids = _race(pg_dsn, remember_like, n=3)
-    store = _store(pg_dsn)
+    ids = _race(pg_migrated_dsn, remember_like, n=3)
+    store = _store(pg_migrated_dsn)
     assert len(set(ids)) == 1
     assert store.count(FactScope(grep="ship the release"), OWNER, 10) == 1
     store.close()
 
 
-def test_exclusive_makes_two_front_ends_dedup_one_at_a_time(pg_dsn):
+def test_exclusive_makes_two_front_ends_dedup_one_at_a_time(pg_migrated_dsn):
     """Dedup by text (no call key): only the lock keeps the second from inserting the same fact."""
     def dedup_insert(store):
         with store.exclusive():
@@ -103,30 +103,30 @@ def test_exclusive_makes_two_front_ends_dedup_one_at_a_time(pg_dsn):
             time.sleep(0.2)
             return _add(store, "Alice prefers  tea")
 
-    ids = _race(pg_dsn, dedup_insert)
-    store = _store(pg_dsn)
+    ids = _race(pg_migrated_dsn, dedup_insert)
+    store = _store(pg_migrated_dsn)
     assert len(set(ids)) == 1 and store.count(FactScope(), OWNER, 10) == 1
     store.close()
 
 
-def test_one_call_key_raced_without_the_lock_still_writes_one_fact(pg_dsn):
-    ids = _race(pg_dsn, lambda store: _add(store, "Book the venue", call_key="retry-2"), n=4)
-    store = _store(pg_dsn)
+def test_one_call_key_raced_without_the_lock_still_writes_one_fact(pg_migrated_dsn):
+    ids = _race(pg_migrated_dsn, lambda store: _add(store, "Book the venue", call_key="retry-2"), n=4)
+    store = _store(pg_migrated_dsn)
     assert len(set(ids)) == 1 and store.count(FactScope(), OWNER, 10) == 1
     store.close()
 
 
-def test_a_connection_killed_mid_insert_leaves_no_half_fact(pg_dsn):
-    store = _store(pg_dsn)
+def test_a_connection_killed_mid_insert_leaves_no_half_fact(pg_migrated_dsn):
+    store = _store(pg_migrated_dsn)
     held = _add(store, "holder")
     # another session holds the call key, uncommitted: the store's insert, its fact row written,
     # waits for it inside its transaction
-    blocker = psycopg.connect(pg_dsn)
+    blocker = psycopg.connect(pg_migrated_dsn)
     blocker.execute("INSERT INTO call_keys (key, fact_id) VALUES ('k-half', %s)", (held,))
     failed: list[BaseException] = []
     writer = threading.Thread(target=lambda: _catch(failed, lambda: _add(store, "half written", call_key="k-half")))
     writer.start()
-    with psycopg.connect(pg_dsn, autocommit=True) as admin:
+    with psycopg.connect(pg_migrated_dsn, autocommit=True) as admin:
         pid = None
         for _ in range(200):
             row = admin.execute("SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
@@ -158,8 +158,8 @@ def _catch(into, step):
         into.append(e)
 
 
-def test_facts_since_gives_the_export_every_write_in_order(pg_dsn):
-    store = _store(pg_dsn)
+def test_facts_since_gives_the_export_every_write_in_order(pg_migrated_dsn):
+    store = _store(pg_migrated_dsn)
     a = _add(store, "first", visibility="private")
     b = _add(store, "second")
     store.expire(a, "done")
@@ -172,8 +172,8 @@ def test_facts_since_gives_the_export_every_write_in_order(pg_dsn):
     store.close()
 
 
-def test_keyword_ranking_finds_stems_dates_and_nothing_for_nothing(pg_dsn):
-    store = _store(pg_dsn)
+def test_keyword_ranking_finds_stems_dates_and_nothing_for_nothing(pg_migrated_dsn):
+    store = _store(pg_migrated_dsn)
     tea = _add(store, "Alice prefers green tea in the afternoon", now="2024-03-05T10:00:00.000Z")
     _add(store, "Bob drives to work", now="2024-03-06T10:00:00.000Z")
     both = _add(store, "Tea tastings: Alice loves tea", now="2024-03-07T10:00:00.000Z")
@@ -194,12 +194,12 @@ def test_the_schema_is_made_by_the_first_front_end(pg_dsn):
 
 
 @pytest.mark.model
-def test_the_vector_arm_finds_a_paraphrase_hides_private_facts_and_reads_its_own_writes(pg_dsn):
+def test_the_vector_arm_finds_a_paraphrase_hides_private_facts_and_reads_its_own_writes(pg_migrated_dsn):
     from vectors_fixtures import shared_minilm
 
     from brain.indexer.embeddings.fact_vectors import FactVectors
 
-    store = _store(pg_dsn)
+    store = _store(pg_migrated_dsn)
     vectors = FactVectors(store, shared_minilm())
     store.attach_vectors(vectors)
     car = _add(store, "Alice bought an electric car last week")
