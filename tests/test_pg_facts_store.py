@@ -27,8 +27,8 @@ def _store(dsn):
 
 def _add(store, text, **kw):
     return store.insert(fact=text, kind=kw.pop("kind", "fact"), entity_slug=kw.pop("entity", None),
-                        visibility=kw.pop("visibility", "world"), source=kw.pop("source", "chat"), valid_until=None,
-                        **kw)
+                        visibility=kw.pop("visibility", "world"), source=kw.pop("source", "chat"),
+                        valid_until=kw.pop("valid_until", None), **kw)
 
 
 @pytest.fixture
@@ -218,3 +218,40 @@ def test_the_vector_arm_finds_a_paraphrase_hides_private_facts_and_reads_its_own
     assert vectors.wait_written() and store.vector_count() == 4
     vectors.close()
     store.close()
+
+
+def test_both_backends_list_the_same_facts_in_the_same_order(pg_migrated_dsn, tmp_path):
+    """Every scope field and order, over the same writes: the same facts, in the same order."""
+    from brain.daemon.facts.store import FactsStore as EmbeddedFactsStore
+    from brain.daemon.stores.facts import Order
+
+    embedded = EmbeddedFactsStore(tmp_path / "facts.jsonl", tmp_path / "facts.sqlite")
+    pg = _store(pg_migrated_dsn)
+    for store in (embedded, pg):
+        ids = [_add(store, f"Fact {i}: Ünïcode TEA {'x' * i}", entity=("people/alice" if i % 3 else None),
+                    kind=("todo" if i % 2 else "fact"), source_session=f"s{i % 2}", now=f"2024-01-0{1 + i}T10:00:00.000Z",
+                    visibility=("private" if i == 4 else "world"),
+                    **({"valid_until": "2024-02-01T00:00:00.000Z"} if i == 5 else {})) for i in range(8)]
+        store.expire(ids[2], "done")
+        _add(store, "Fact 3 again", supersede=ids[3], now="2024-01-20T10:00:00.000Z")
+    scopes = [FactScope(include_expired=True, order=order) for order in Order] + [
+        FactScope(), FactScope(entity="people/alice"), FactScope(filed=True, kind="todo"),
+        FactScope(session="s1", order=Order.NEWEST_SAVED), FactScope(same_text="fact 1: ünïcode tea x"),
+        FactScope(grep="ÜNÏCODE tea XX", include_expired=True),
+        FactScope(entities_or_words=(("people/bob",), ("again", "x_y%")), include_expired=True),
+        FactScope(valid_since="2024-01-03", valid_through="2024-01-06T23:00:00.000Z"),
+        FactScope(saved_after=("2024-01-03T10:00:00.000Z", 4), saved_before=("2024-01-07T10:00:00.000Z", None),
+                  include_expired=True),
+        FactScope(replacing_only=True, ended_since="2024-01-01", include_expired=True, order=Order.LATEST_ENDED),
+    ]
+    for scope in scopes:
+        for viewer in (OWNER, WORLD):
+            def rows(store):  # an expiry's time is the clock's: whether there is one is compared
+                return [(f.id, f.fact, f.expired_at is None, f.valid_until, f.superseded_by, f.created_at)
+                        for f in store.listed(scope, viewer, None)]
+
+            assert rows(pg) == rows(embedded), scope
+            assert pg.count(scope, viewer, 100) == embedded.count(scope, viewer, 100)
+    assert pg.counts(WORLD) == embedded.counts(WORLD) and pg.counts(OWNER) == embedded.counts(OWNER)
+    embedded.close()
+    pg.close()
