@@ -255,3 +255,33 @@ def test_both_backends_list_the_same_facts_in_the_same_order(pg_migrated_dsn, tm
     assert pg.counts(WORLD) == embedded.counts(WORLD) and pg.counts(OWNER) == embedded.counts(OWNER)
     embedded.close()
     pg.close()
+
+
+def test_a_front_end_that_dies_holding_the_lock_holds_up_no_one(pg_migrated_dsn):
+    """The lock is the dead connection's transaction's: the server ends both, and the other
+    front end's write goes through."""
+    dying, other = _store(pg_migrated_dsn), _store(pg_migrated_dsn)
+    inside, failed = threading.Event(), []
+
+    def hold_and_die():
+        try:
+            with dying.exclusive():
+                _add(dying, "written before dying")   # committed: it stays
+                inside.set()
+                time.sleep(30)                         # ended from outside long before this
+        except BaseException as e:
+            failed.append(e)
+
+    holder = threading.Thread(target=hold_and_die, daemon=True)
+    holder.start()
+    assert inside.wait(timeout=30)
+    with psycopg.connect(pg_migrated_dsn, autocommit=True) as admin:
+        (pid,) = admin.execute("SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted").fetchone()
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    started = time.monotonic()
+    fid = _add(other, "written by the survivor")
+    assert time.monotonic() - started < 10
+    assert {f.fact for f in other.listed(FactScope(), OWNER, None)} == {"written before dying", "written by the survivor"}
+    assert other.get(fid, OWNER) is not None
+    dying.close()
+    other.close()
