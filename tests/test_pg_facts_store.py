@@ -285,3 +285,19 @@ def test_a_front_end_that_dies_holding_the_lock_holds_up_no_one(pg_migrated_dsn)
     assert other.get(fid, OWNER) is not None
     dying.close()
     other.close()
+
+
+def test_an_idle_connection_the_server_dropped_costs_no_call(pg_migrated_dsn, monkeypatch):
+    """After a server restart or a dropped session, a front end's next call opens a new connection
+    instead of failing on the dead one."""
+    from brain.daemon.stores.postgres import connections
+
+    monkeypatch.setattr(connections, "RECHECK_IDLE_S", 0.0)
+    store = _store(pg_migrated_dsn)
+    fid = _add(store, "kept across the drop")
+    with psycopg.connect(pg_migrated_dsn, autocommit=True) as admin:
+        dropped = admin.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                                "WHERE datname = current_database() AND pid <> pg_backend_pid()").fetchone()[0]
+    assert dropped >= 1
+    assert store.get(fid, OWNER).fact == "kept across the drop"
+    store.close()
