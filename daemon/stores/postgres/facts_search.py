@@ -8,10 +8,12 @@ constant) is used as it is; only the two arms and the neighbours are SQL here:
   its date words D, English stemming, GIN-indexed). A fact's score is the sum,
   over the query words it holds, of the word's idf over all facts (BM25's
   formula) times PostgreSQL's ts_rank of that word (text 1, dates 0.3, as the
-  embedded arm weighs its two columns; divided by 1 + log(length), as BM25
-  damps long facts). ts_rank counts a word's frequency without BM25's
-  saturation: that, and Snowball's English stemmer in place of Porter's, is
-  what differs from FTS5.
+  embedded arm weighs its two columns). ts_rank counts a word's frequency
+  without BM25's saturation, and is not damped by the fact's length (facts are
+  short; on the tune set, bench/bench_pg_facts.py --set hard-tune, damping by
+  1 + log(length) gave MRR 0.321 hybrid and 0.215 keyword-only, none 0.350 and
+  0.250): that, and Snowball's English stemmer in place of Porter's, is what
+  differs from FTS5.
 - vector: cosine to `fact_vectors.embedding` (pgvector, HNSW), made by the
   attached model from the fact's text; a fact whose vector the model is still
   writing (FactVectors.pending) is scored with it all the same, so a recall
@@ -44,7 +46,7 @@ if TYPE_CHECKING:
 
 # ts_rank's weights in its order {D, C, B, A}: date words, -, -, text
 RANK_WEIGHTS = [DATE_WEIGHT, 0.0, 0.0, TEXT_WEIGHT]
-RANK_NORMALIZATION = 1
+RANK_NORMALIZATION = 0   # no damping by length (chosen on the tune set, see above)
 
 # how many facts hold each word (all facts: FTS5's BM25 counts every row too), and how many there are
 _DOC_FREQ = """
