@@ -301,3 +301,27 @@ def test_an_idle_connection_the_server_dropped_costs_no_call(pg_migrated_dsn, mo
     assert dropped >= 1
     assert store.get(fid, OWNER).fact == "kept across the drop"
     store.close()
+
+
+def test_values_postgresql_text_cannot_hold_are_answered_not_crashed_on(pg_migrated_dsn):
+    """A NUL or a lone surrogate (both arrive in JSON strings from the wire) matches no stored
+    fact, keys a retry like any call key, and in a fact's own text is refused naming the fix."""
+    from brain.daemon.protocol.errors import InvalidParams
+    from brain.daemon.stores.facts import Order
+
+    store = _store(pg_migrated_dsn)
+    kept = _add(store, "tea at noon", entity="people/alice")
+    for bad in ("tea\x00", "tea\ud800"):
+        for scope in (FactScope(grep=bad), FactScope(same_text=bad), FactScope(entity=bad),
+                      FactScope(saved_after=(bad, 1)), FactScope(ended_since=bad, include_expired=True),
+                      FactScope(session=bad, order=Order.LATEST_ENDED)):
+            assert store.listed(scope, OWNER, None) == [] and store.count(scope, OWNER, 10) == 0
+        assert [f.id for f in store.listed(FactScope(entities_or_words=(("people/alice", bad), (bad,))), OWNER,
+                                           None)] == [kept]
+        assert kept in [f.id for f in store.ranked(bad, FactScope(), OWNER, 5)]
+        assert store.by_call_key(bad, OWNER) is None
+        fid = _add(store, f"keyed by {bad!r}", call_key=bad)
+        assert _add(store, "the retry", call_key=bad) == fid and store.by_call_key(bad, OWNER).id == fid
+        with pytest.raises(InvalidParams, match="NUL"):
+            _add(store, f"the text {bad}")
+    store.close()
