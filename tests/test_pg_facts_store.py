@@ -180,6 +180,16 @@ def test_keyword_ranking_finds_stems_dates_and_nothing_for_nothing(pg_migrated_d
     assert [f.id for f in store.ranked("teas", FactScope(), OWNER, 5)][:2] == [both, tea]  # stemmed, by weight
     assert [f.id for f in store.ranked("what happened on 2024-03-05", FactScope(), OWNER, 5)][0] == tea
     assert store.ranked("zeppelin", FactScope(), OWNER, 5) == []
+    # the word counts idf reads are kept by each insert, and rebuilt by rebuild()
+    recount = "SELECT lexeme, count(*) FROM facts, unnest(document) GROUP BY lexeme"
+    with psycopg.connect(pg_migrated_dsn, autocommit=True) as conn:
+        assert dict(conn.execute("SELECT lexeme, facts FROM fact_lexemes").fetchall()) == \
+            dict(conn.execute(recount).fetchall())
+        assert dict(conn.execute("SELECT lexeme, facts FROM fact_lexemes").fetchall())["tea"] == 2
+        conn.execute("UPDATE fact_lexemes SET facts = 99")
+        store.rebuild()
+        assert dict(conn.execute("SELECT lexeme, facts FROM fact_lexemes").fetchall()) == \
+            dict(conn.execute(recount).fetchall())
     store.close()
 
 

@@ -48,10 +48,12 @@ if TYPE_CHECKING:
 RANK_WEIGHTS = [DATE_WEIGHT, 0.0, 0.0, TEXT_WEIGHT]
 RANK_NORMALIZATION = 0   # no damping by length (chosen on the tune set, see above)
 
-# how many facts hold each word (all facts: FTS5's BM25 counts every row too), and how many there are
+# how many facts hold each word (all facts: FTS5's BM25 counts every row too; a word the stemmer
+# splits counts as its rarest part), from the counts each insert keeps, and how many facts there are
 _DOC_FREQ = """
 WITH total AS MATERIALIZED (SELECT count(*) AS n FROM facts)
-SELECT t.w, (SELECT count(*) FROM facts WHERE document @@ to_tsquery('english', t.w)), total.n
+SELECT t.w, coalesce((SELECT min(coalesce(l.facts, 0)) FROM unnest(to_tsvector('english', t.w)) v
+                      LEFT JOIN fact_lexemes l ON l.lexeme = v.lexeme), 0), total.n
 FROM unnest(%s::text[]) AS t(w), total
 """
 # one term per query word, `idf * ts_rank(weights, document, word)`: each word's tsquery is a

@@ -66,6 +66,15 @@ UPDATE facts SET expired_at = %s, expire_reason = %s, superseded_by = COALESCE(%
 WHERE id = %s AND (expired_at IS NULL OR expired_at > %s)
 """
 
+# the new fact's words counted (facts_search.py reads the counts as BM25's document frequencies)
+_COUNT_WORDS = """
+INSERT INTO fact_lexemes (lexeme, facts) SELECT lexeme, 1 FROM unnest((SELECT document FROM facts WHERE id = %s))
+ON CONFLICT (lexeme) DO UPDATE SET facts = fact_lexemes.facts + 1
+"""
+_RECOUNT_WORDS = """
+DELETE FROM fact_lexemes;
+INSERT INTO fact_lexemes (lexeme, facts) SELECT lexeme, count(*) FROM facts, unnest(document) GROUP BY lexeme
+"""
 _FORGET = """
 UPDATE facts SET expired_at = %s, expire_reason = %s, change = nextval('facts_change_seq')
 WHERE id = %s AND expired_at IS NULL
@@ -257,6 +266,7 @@ class PgFactsStore(FactVectorRows):
                                          words(fact), date_words(ts, source))).fetchone()
             assert row is not None
             fid = int(row[0])
+            conn.execute(_COUNT_WORDS, (fid,))
             if key is not None:
                 taken = conn.execute("INSERT INTO call_keys (key, fact_id) VALUES (%s, %s) "
                                      "ON CONFLICT (key) DO NOTHING RETURNING fact_id", (key, fid)).fetchone()
@@ -294,6 +304,8 @@ class PgFactsStore(FactVectorRows):
                 cur.executemany(f"UPDATE facts SET norm = %s, folded = %s, document = {DOCUMENT} WHERE id = %s",
                                 [(normalize_text(text), text.lower(), words(text), date_words(valid_from, source),
                                   fid) for fid, text, valid_from, source in rows])
+            for statement in _RECOUNT_WORDS.strip().split(";"):
+                conn.execute(statement)
             return 0
 
         return self._write(work)
