@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 # a real PostgreSQL for the tests that ask for `pg_dsn` (one server per session)
-from pg_fixtures import pg_dsn, pg_server  # noqa: E402,F401
+from pg_fixtures import pg_dsn, pg_migrated_dsn, pg_server, pg_template  # noqa: E402,F401
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_BRAIN = REPO / "sample_brain"

@@ -28,7 +28,7 @@ def backend(request, places):
         return
     from brain.daemon.stores.postgres.auth_store import PgAuthStore
 
-    store = PgAuthStore(request.getfixturevalue("pg_dsn"))
+    store = PgAuthStore(request.getfixturevalue("pg_migrated_dsn"))
     yield Backend(store, store.add_client, store.add_pending)
     store.close()
 

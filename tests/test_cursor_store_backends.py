@@ -38,7 +38,7 @@ def backend(request, tmp_path):
 
     from brain.daemon.stores.postgres import cursors_store as pg
 
-    dsn = request.getfixturevalue("pg_dsn")
+    dsn = request.getfixturevalue("pg_migrated_dsn")
 
     def age(days):
         with psycopg.connect(dsn, autocommit=True) as conn:
@@ -114,11 +114,11 @@ def test_idle_cursors_go_when_a_store_opens_and_on_gc(backend):
     assert store.gc() == 2 and store.get("c", "fresh") is not None
 
 
-def test_two_front_ends_share_the_cursors(pg_dsn):
+def test_two_front_ends_share_the_cursors(pg_migrated_dsn):
     """A session that wakes through another front end resumes where it stopped."""
     from brain.daemon.stores.postgres.cursors_store import PgCursorStore
 
-    one, two = PgCursorStore(pg_dsn), PgCursorStore(pg_dsn)
+    one, two = PgCursorStore(pg_migrated_dsn), PgCursorStore(pg_migrated_dsn)
     one.put("tok", "s", Cursor("2026-01-02T00:00:00.000Z", "b", "2026-01-02T00:00:00.000Z", 7))
     assert two.get("tok", "s") == Cursor("2026-01-02T00:00:00.000Z", "b", "2026-01-02T00:00:00.000Z", 7)
     one.close()

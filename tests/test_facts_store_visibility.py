@@ -28,7 +28,7 @@ def open_store(backend, request, tmp_path):
         return EmbeddedFactsStore(tmp_path / "v" / "facts.jsonl", tmp_path / "c" / "facts.sqlite")
     from brain.daemon.stores.postgres.facts_store import PgFactsStore
 
-    return PgFactsStore(request.getfixturevalue("pg_dsn"))
+    return PgFactsStore(request.getfixturevalue("pg_migrated_dsn"))
 
 
 @pytest.fixture(params=["embedded", "postgres"])

@@ -27,13 +27,13 @@ def _store(dsn):
 
 def _add(store, text, **kw):
     return store.insert(fact=text, kind=kw.pop("kind", "fact"), entity_slug=kw.pop("entity", None),
-                        visibility=kw.pop("visibility", "world"), source=kw.pop("source", "chat"), valid_until=None,
-                        **kw)
+                        visibility=kw.pop("visibility", "world"), source=kw.pop("source", "chat"),
+                        valid_until=kw.pop("valid_until", None), **kw)
 
 
 @pytest.fixture
-def front_ends(pg_dsn):
-    one, two = _store(pg_dsn), _store(pg_dsn)
+def front_ends(pg_migrated_dsn):
+    one, two = _store(pg_migrated_dsn), _store(pg_migrated_dsn)
     yield one, two
     one.close()
     two.close()
@@ -77,7 +77,7 @@ def _race(dsn, decide, n=2):
     return out
 
 
-def test_remembers_racing_with_one_call_key_write_one_fact(pg_dsn):
+def test_remembers_racing_with_one_call_key_write_one_fact(pg_migrated_dsn):
     def remember_like(store):
         with store.exclusive():
             done = store.by_call_key("retry-1", OWNER)
@@ -86,14 +86,14 @@ def test_remembers_racing_with_one_call_key_write_one_fact(pg_dsn):
             time.sleep(0.2)  # the other front end tries now: it must wait for the lock
             return _add(store, "Ship the release on Friday", call_key="retry-1")
 
-    ids = _race(pg_dsn, remember_like, n=3)
-    store = _store(pg_dsn)
+    ids = _race(pg_migrated_dsn, remember_like, n=3)
+    store = _store(pg_migrated_dsn)
     assert len(set(ids)) == 1
     assert store.count(FactScope(grep="ship the release"), OWNER, 10) == 1
     store.close()
 
 
-def test_exclusive_makes_two_front_ends_dedup_one_at_a_time(pg_dsn):
+def test_exclusive_makes_two_front_ends_dedup_one_at_a_time(pg_migrated_dsn):
     """Dedup by text (no call key): only the lock keeps the second from inserting the same fact."""
     def dedup_insert(store):
         with store.exclusive():
@@ -103,30 +103,30 @@ def test_exclusive_makes_two_front_ends_dedup_one_at_a_time(pg_dsn):
             time.sleep(0.2)
             return _add(store, "Alice prefers  tea")
 
-    ids = _race(pg_dsn, dedup_insert)
-    store = _store(pg_dsn)
+    ids = _race(pg_migrated_dsn, dedup_insert)
+    store = _store(pg_migrated_dsn)
     assert len(set(ids)) == 1 and store.count(FactScope(), OWNER, 10) == 1
     store.close()
 
 
-def test_one_call_key_raced_without_the_lock_still_writes_one_fact(pg_dsn):
-    ids = _race(pg_dsn, lambda store: _add(store, "Book the venue", call_key="retry-2"), n=4)
-    store = _store(pg_dsn)
+def test_one_call_key_raced_without_the_lock_still_writes_one_fact(pg_migrated_dsn):
+    ids = _race(pg_migrated_dsn, lambda store: _add(store, "Book the venue", call_key="retry-2"), n=4)
+    store = _store(pg_migrated_dsn)
     assert len(set(ids)) == 1 and store.count(FactScope(), OWNER, 10) == 1
     store.close()
 
 
-def test_a_connection_killed_mid_insert_leaves_no_half_fact(pg_dsn):
-    store = _store(pg_dsn)
+def test_a_connection_killed_mid_insert_leaves_no_half_fact(pg_migrated_dsn):
+    store = _store(pg_migrated_dsn)
     held = _add(store, "holder")
     # another session holds the call key, uncommitted: the store's insert, its fact row written,
     # waits for it inside its transaction
-    blocker = psycopg.connect(pg_dsn)
+    blocker = psycopg.connect(pg_migrated_dsn)
     blocker.execute("INSERT INTO call_keys (key, fact_id) VALUES ('k-half', %s)", (held,))
     failed: list[BaseException] = []
     writer = threading.Thread(target=lambda: _catch(failed, lambda: _add(store, "half written", call_key="k-half")))
     writer.start()
-    with psycopg.connect(pg_dsn, autocommit=True) as admin:
+    with psycopg.connect(pg_migrated_dsn, autocommit=True) as admin:
         pid = None
         for _ in range(200):
             row = admin.execute("SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
@@ -158,8 +158,8 @@ def _catch(into, step):
         into.append(e)
 
 
-def test_facts_since_gives_the_export_every_write_in_order(pg_dsn):
-    store = _store(pg_dsn)
+def test_facts_since_gives_the_export_every_write_in_order(pg_migrated_dsn):
+    store = _store(pg_migrated_dsn)
     a = _add(store, "first", visibility="private")
     b = _add(store, "second")
     store.expire(a, "done")
@@ -172,14 +172,24 @@ def test_facts_since_gives_the_export_every_write_in_order(pg_dsn):
     store.close()
 
 
-def test_keyword_ranking_finds_stems_dates_and_nothing_for_nothing(pg_dsn):
-    store = _store(pg_dsn)
+def test_keyword_ranking_finds_stems_dates_and_nothing_for_nothing(pg_migrated_dsn):
+    store = _store(pg_migrated_dsn)
     tea = _add(store, "Alice prefers green tea in the afternoon", now="2024-03-05T10:00:00.000Z")
     _add(store, "Bob drives to work", now="2024-03-06T10:00:00.000Z")
     both = _add(store, "Tea tastings: Alice loves tea", now="2024-03-07T10:00:00.000Z")
     assert [f.id for f in store.ranked("teas", FactScope(), OWNER, 5)][:2] == [both, tea]  # stemmed, by weight
     assert [f.id for f in store.ranked("what happened on 2024-03-05", FactScope(), OWNER, 5)][0] == tea
     assert store.ranked("zeppelin", FactScope(), OWNER, 5) == []
+    # the word counts idf reads are kept by each insert, and rebuilt by rebuild()
+    recount = "SELECT lexeme, count(*) FROM facts, unnest(document) GROUP BY lexeme"
+    with psycopg.connect(pg_migrated_dsn, autocommit=True) as conn:
+        assert dict(conn.execute("SELECT lexeme, facts FROM fact_lexemes").fetchall()) == \
+            dict(conn.execute(recount).fetchall())
+        assert dict(conn.execute("SELECT lexeme, facts FROM fact_lexemes").fetchall())["tea"] == 2
+        conn.execute("UPDATE fact_lexemes SET facts = 99")
+        store.rebuild()
+        assert dict(conn.execute("SELECT lexeme, facts FROM fact_lexemes").fetchall()) == \
+            dict(conn.execute(recount).fetchall())
     store.close()
 
 
@@ -194,12 +204,12 @@ def test_the_schema_is_made_by_the_first_front_end(pg_dsn):
 
 
 @pytest.mark.model
-def test_the_vector_arm_finds_a_paraphrase_hides_private_facts_and_reads_its_own_writes(pg_dsn):
+def test_the_vector_arm_finds_a_paraphrase_hides_private_facts_and_reads_its_own_writes(pg_migrated_dsn):
     from vectors_fixtures import shared_minilm
 
     from brain.indexer.embeddings.fact_vectors import FactVectors
 
-    store = _store(pg_dsn)
+    store = _store(pg_migrated_dsn)
     vectors = FactVectors(store, shared_minilm())
     store.attach_vectors(vectors)
     car = _add(store, "Alice bought an electric car last week")
@@ -217,4 +227,111 @@ def test_the_vector_arm_finds_a_paraphrase_hides_private_facts_and_reads_its_own
     assert bike in [f.id for f in store.ranked("cycling commute", FactScope(), OWNER, 5)]
     assert vectors.wait_written() and store.vector_count() == 4
     vectors.close()
+    store.close()
+
+
+def test_both_backends_list_the_same_facts_in_the_same_order(pg_migrated_dsn, tmp_path):
+    """Every scope field and order, over the same writes: the same facts, in the same order."""
+    from brain.daemon.facts.store import FactsStore as EmbeddedFactsStore
+    from brain.daemon.stores.facts import Order
+
+    embedded = EmbeddedFactsStore(tmp_path / "facts.jsonl", tmp_path / "facts.sqlite")
+    pg = _store(pg_migrated_dsn)
+    for store in (embedded, pg):
+        ids = [_add(store, f"Fact {i}: Ünïcode TEA {'x' * i}", entity=("people/alice" if i % 3 else None),
+                    kind=("todo" if i % 2 else "fact"), source_session=f"s{i % 2}", now=f"2024-01-0{1 + i}T10:00:00.000Z",
+                    visibility=("private" if i == 4 else "world"),
+                    **({"valid_until": "2024-02-01T00:00:00.000Z"} if i == 5 else {})) for i in range(8)]
+        store.expire(ids[2], "done")
+        _add(store, "Fact 3 again", supersede=ids[3], now="2024-01-20T10:00:00.000Z")
+    scopes = [FactScope(include_expired=True, order=order) for order in Order] + [
+        FactScope(), FactScope(entity="people/alice"), FactScope(filed=True, kind="todo"),
+        FactScope(session="s1", order=Order.NEWEST_SAVED), FactScope(same_text="fact 1: ünïcode tea x"),
+        FactScope(grep="ÜNÏCODE tea XX", include_expired=True),
+        FactScope(entities_or_words=(("people/bob",), ("again", "x_y%")), include_expired=True),
+        FactScope(valid_since="2024-01-03", valid_through="2024-01-06T23:00:00.000Z"),
+        FactScope(saved_after=("2024-01-03T10:00:00.000Z", 4), saved_before=("2024-01-07T10:00:00.000Z", None),
+                  include_expired=True),
+        FactScope(replacing_only=True, ended_since="2024-01-01", include_expired=True, order=Order.LATEST_ENDED),
+    ]
+    for scope in scopes:
+        for viewer in (OWNER, WORLD):
+            def rows(store):  # an expiry's time is the clock's: whether there is one is compared
+                return [(f.id, f.fact, f.expired_at is None, f.valid_until, f.superseded_by, f.created_at)
+                        for f in store.listed(scope, viewer, None)]
+
+            assert rows(pg) == rows(embedded), scope
+            assert pg.count(scope, viewer, 100) == embedded.count(scope, viewer, 100)
+    assert pg.counts(WORLD) == embedded.counts(WORLD) and pg.counts(OWNER) == embedded.counts(OWNER)
+    embedded.close()
+    pg.close()
+
+
+def test_a_front_end_that_dies_holding_the_lock_holds_up_no_one(pg_migrated_dsn):
+    """The lock is the dead connection's transaction's: the server ends both, and the other
+    front end's write goes through."""
+    dying, other = _store(pg_migrated_dsn), _store(pg_migrated_dsn)
+    inside, failed = threading.Event(), []
+
+    def hold_and_die():
+        try:
+            with dying.exclusive():
+                _add(dying, "written before dying")   # committed: it stays
+                inside.set()
+                time.sleep(30)                         # ended from outside long before this
+        except BaseException as e:
+            failed.append(e)
+
+    holder = threading.Thread(target=hold_and_die, daemon=True)
+    holder.start()
+    assert inside.wait(timeout=30)
+    with psycopg.connect(pg_migrated_dsn, autocommit=True) as admin:
+        (pid,) = admin.execute("SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted").fetchone()
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    started = time.monotonic()
+    fid = _add(other, "written by the survivor")
+    assert time.monotonic() - started < 10
+    assert {f.fact for f in other.listed(FactScope(), OWNER, None)} == {"written before dying", "written by the survivor"}
+    assert other.get(fid, OWNER) is not None
+    dying.close()
+    other.close()
+
+
+def test_an_idle_connection_the_server_dropped_costs_no_call(pg_migrated_dsn, monkeypatch):
+    """After a server restart or a dropped session, a front end's next call opens a new connection
+    instead of failing on the dead one."""
+    from brain.daemon.stores.postgres import connections
+
+    monkeypatch.setattr(connections, "RECHECK_IDLE_S", 0.0)
+    store = _store(pg_migrated_dsn)
+    fid = _add(store, "kept across the drop")
+    with psycopg.connect(pg_migrated_dsn, autocommit=True) as admin:
+        dropped = admin.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                                "WHERE datname = current_database() AND pid <> pg_backend_pid()").fetchone()[0]
+    assert dropped >= 1
+    assert store.get(fid, OWNER).fact == "kept across the drop"
+    store.close()
+
+
+def test_values_postgresql_text_cannot_hold_are_answered_not_crashed_on(pg_migrated_dsn):
+    """A NUL or a lone surrogate (both arrive in JSON strings from the wire) matches no stored
+    fact, keys a retry like any call key, and in a fact's own text is refused naming the fix."""
+    from brain.daemon.protocol.errors import InvalidParams
+    from brain.daemon.stores.facts import Order
+
+    store = _store(pg_migrated_dsn)
+    kept = _add(store, "tea at noon", entity="people/alice")
+    for bad in ("tea\x00", "tea\ud800"):
+        for scope in (FactScope(grep=bad), FactScope(same_text=bad), FactScope(entity=bad),
+                      FactScope(saved_after=(bad, 1)), FactScope(ended_since=bad, include_expired=True),
+                      FactScope(session=bad, order=Order.LATEST_ENDED)):
+            assert store.listed(scope, OWNER, None) == [] and store.count(scope, OWNER, 10) == 0
+        assert [f.id for f in store.listed(FactScope(entities_or_words=(("people/alice", bad), (bad,))), OWNER,
+                                           None)] == [kept]
+        assert kept in [f.id for f in store.ranked(bad, FactScope(), OWNER, 5)]
+        assert store.by_call_key(bad, OWNER) is None
+        fid = _add(store, f"keyed by {bad!r}", call_key=bad)
+        assert _add(store, "the retry", call_key=bad) == fid and store.by_call_key(bad, OWNER).id == fid
+        with pytest.raises(InvalidParams, match="NUL"):
+            _add(store, f"the text {bad}")
     store.close()

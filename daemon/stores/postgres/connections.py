@@ -14,6 +14,7 @@ connection, and every call the thread makes meanwhile runs there too.
 from __future__ import annotations
 
 import threading
+import time
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -23,6 +24,7 @@ from . import schema
 
 IDLE_KEPT = 8            # idle connections kept for the next calls
 CONNECT_TIMEOUT_S = 10
+RECHECK_IDLE_S = 2.0     # an idle connection older than this is asked whether it still answers
 
 
 class Connections:
@@ -32,10 +34,9 @@ class Connections:
         self.dsn = dsn
         # server settings for this store's sessions (libpq `options`), e.g. the HNSW scan's
         self._options = " ".join(f"-c {k}={v}" for k, v in (settings or {}).items())
-        self._idle: list[psycopg.Connection] = []
+        self._idle: list[tuple[psycopg.Connection, float]] = []   # (connection, when it went idle)
         self._lock = threading.Lock()
         self._held = threading.local()
-        self._migrate = migrate
         self.migrated = not migrate
         self._closed = False
 
@@ -43,9 +44,29 @@ class Connections:
         # autocommit: a read is its own statement; a write says BEGIN and COMMIT itself
         conn = psycopg.connect(self.dsn, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True, options=self._options)
         if not self.migrated:
-            schema.migrate(conn)
+            try:
+                schema.migrate(conn)
+            except BaseException:
+                conn.close()
+                raise
             self.migrated = True
         return conn
+
+    def _idle_one(self) -> psycopg.Connection | None:
+        """An idle connection that still answers: one idle for a while is asked first, so a
+        server restart or a dropped session costs a new connection, not the caller's call."""
+        while True:
+            with self._lock:
+                if not self._idle:
+                    return None
+                conn, since = self._idle.pop()
+            if time.monotonic() - since < RECHECK_IDLE_S:
+                return conn
+            try:
+                conn.execute("SELECT 1")
+                return conn
+            except psycopg.Error:
+                conn.close()
 
     def held(self) -> psycopg.Connection | None:
         """The connection this thread holds (inside `hold`), if any."""
@@ -63,10 +84,7 @@ class Connections:
         if mine is not None:
             yield mine
             return
-        with self._lock:
-            conn = self._idle.pop() if self._idle else None
-        if conn is None:
-            conn = self._open()
+        conn = self._idle_one() or self._open()
         try:
             yield conn
         finally:
@@ -75,8 +93,9 @@ class Connections:
     @contextmanager
     def hold(self) -> Iterator[psycopg.Connection]:
         """Keep one connection for this thread until the block ends (re-entrant)."""
-        if self.held() is not None:
-            yield self.held()  # type: ignore[misc]
+        mine = self.held()
+        if mine is not None:
+            yield mine
             return
         with self.borrow() as conn:
             self._held.conn = conn
@@ -97,7 +116,7 @@ class Connections:
             return
         with self._lock:
             if not self._closed and len(self._idle) < IDLE_KEPT:
-                self._idle.append(conn)
+                self._idle.append((conn, time.monotonic()))
                 return
         conn.close()
 
@@ -105,5 +124,5 @@ class Connections:
         with self._lock:
             self._closed = True
             idle, self._idle = self._idle, []
-        for conn in idle:
+        for conn, _since in idle:
             conn.close()

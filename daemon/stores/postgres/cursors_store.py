@@ -90,7 +90,7 @@ class PgCursorStore:
                 row = conn.execute("SELECT since, slug, facts_since, facts_id FROM cursors "
                                    "WHERE source = %s AND client_id = %s AND session_id = %s",
                                    (source, client_id, bounded(session_id))).fetchone()
-        except psycopg.Error:
+        except (psycopg.Error, UnicodeEncodeError):
             log.warning("delta cursor store unreadable; answering without a cursor", exc_info=True)
             return None
         return Cursor(row[0], row[1], row[2], None if row[3] is None else int(row[3])) if row else None
@@ -104,7 +104,7 @@ class PgCursorStore:
                     conn.execute(_CAP_CLIENT, (source, client_id, MAX_ROWS_PER_CLIENT))
                     self._cap_total(conn)
             return True
-        except psycopg.Error:
+        except (psycopg.Error, UnicodeEncodeError):  # a value PostgreSQL text cannot hold: not saved
             log.warning("delta cursor store unwritable; the cursor was not saved", exc_info=True)
             return False
 

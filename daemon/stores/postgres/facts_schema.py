@@ -13,7 +13,10 @@ Version 1 made the tables; these finish them for the contract implementations
 - `folded`, the fact's text lower-cased by Python, so recall's grep folds case
   as the embedded store does (the server's lower() folds by its own locale);
 - OAuth requests waiting for the owner, which the auth contract lists,
-  approves and denies.
+  approves and denies;
+- (11) how many facts hold each word of the keyword documents, kept by every
+  insert, so a ranking's idf is a lookup instead of a count over the table
+  (facts_search.py).
 """
 
 from __future__ import annotations
@@ -45,5 +48,9 @@ FACTS_MIGRATIONS: dict[int, str] = {
         denied BOOLEAN NOT NULL DEFAULT false,
         expires_at DOUBLE PRECISION NOT NULL
     );
+    """,
+    11: """
+    CREATE TABLE fact_lexemes (lexeme TEXT PRIMARY KEY, facts BIGINT NOT NULL);
+    INSERT INTO fact_lexemes (lexeme, facts) SELECT lexeme, count(*) FROM facts, unnest(document) GROUP BY lexeme;
     """,
 }

@@ -36,13 +36,30 @@ _ONE_VALUE = (
 )
 
 
+def storable(value: object) -> bool:
+    """Whether PostgreSQL text can hold the value: no NUL character, no lone surrogate. No stored
+    fact holds such a value, so a filter by one matches nothing (the embedded store's SQLite and
+    JSON log can hold both)."""
+    if not isinstance(value, str):
+        return True
+    if "\x00" in value:
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _like(word: str) -> str:
     return "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
 def _keyset(op: str, key: tuple[str, int | None], where: list[str], args: SqlArgs) -> None:
     ts, fid = key
-    if fid is None:
+    if not storable(ts):
+        where.append("false")
+    elif fid is None:
         where.append(f"created_at {op} %s")
         args.append(ts)
     else:
@@ -55,7 +72,7 @@ def narrowing(scope: FactScope) -> tuple[list[str], SqlArgs]:
     where: list[str] = []
     args: SqlArgs = []
     if scope.entities_or_words is not None:
-        slugs, words = scope.entities_or_words
+        slugs, words = ([v for v in values if storable(v)] for values in scope.entities_or_words)
         ors = []
         if slugs:
             ors.append("entity_slug = ANY(%s)")
@@ -68,7 +85,9 @@ def narrowing(scope: FactScope) -> tuple[list[str], SqlArgs]:
         where.append("entity_slug IS NOT NULL")
     for field, clause in _ONE_VALUE:
         value = getattr(scope, field)
-        if value is not None:
+        if value is not None and not storable(value):
+            where.append("false")
+        elif value is not None:
             where.append(clause)
             args.append(normalize_text(value) if field == "same_text" else value)
     if scope.saved_after is not None:
@@ -77,10 +96,14 @@ def narrowing(scope: FactScope) -> tuple[list[str], SqlArgs]:
         _keyset("<", scope.saved_before, where, args)
     if scope.replacing_only:
         where.append("superseded_by IS NOT NULL")
-    if scope.ended_since is not None:
+    if scope.ended_since is not None and not storable(scope.ended_since):
+        where.append("false")
+    elif scope.ended_since is not None:
         where.append("COALESCE(expired_at, valid_until) >= %s")
         args.append(scope.ended_since)
-    if scope.grep is not None:
+    if scope.grep is not None and not storable(scope.grep):
+        where.append("false")
+    elif scope.grep is not None:
         # `folded` is the text lower-cased by Python (facts_schema.py), as the embedded grep folds
         where.append("strpos(folded, %s) > 0")
         args.append(scope.grep.lower())

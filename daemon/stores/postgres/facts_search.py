@@ -8,10 +8,12 @@ constant) is used as it is; only the two arms and the neighbours are SQL here:
   its date words D, English stemming, GIN-indexed). A fact's score is the sum,
   over the query words it holds, of the word's idf over all facts (BM25's
   formula) times PostgreSQL's ts_rank of that word (text 1, dates 0.3, as the
-  embedded arm weighs its two columns; divided by 1 + log(length), as BM25
-  damps long facts). ts_rank counts a word's frequency without BM25's
-  saturation: that, and Snowball's English stemmer in place of Porter's, is
-  what differs from FTS5.
+  embedded arm weighs its two columns). ts_rank counts a word's frequency
+  without BM25's saturation, and is not damped by the fact's length (facts are
+  short; on the tune set, bench/bench_pg_facts.py --set hard-tune, damping by
+  1 + log(length) gave MRR 0.321 hybrid and 0.215 keyword-only, none 0.350 and
+  0.250): that, and Snowball's English stemmer in place of Porter's, is what
+  differs from FTS5.
 - vector: cosine to `fact_vectors.embedding` (pgvector, HNSW), made by the
   attached model from the fact's text; a fact whose vector the model is still
   writing (FactVectors.pending) is scored with it all the same, so a recall
@@ -44,19 +46,20 @@ if TYPE_CHECKING:
 
 # ts_rank's weights in its order {D, C, B, A}: date words, -, -, text
 RANK_WEIGHTS = [DATE_WEIGHT, 0.0, 0.0, TEXT_WEIGHT]
-RANK_NORMALIZATION = 1
+RANK_NORMALIZATION = 0   # no damping by length (chosen on the tune set, see above)
 
-# how many facts hold each word (all facts: FTS5's BM25 counts every row too), and how many there are
+# how many facts hold each word (all facts: FTS5's BM25 counts every row too; a word the stemmer
+# splits counts as its rarest part), from the counts each insert keeps, and how many facts there are
 _DOC_FREQ = """
-SELECT t.w, (SELECT count(*) FROM facts WHERE document @@ to_tsquery('english', t.w)),
-       (SELECT count(*) FROM facts)
-FROM unnest(%s::text[]) AS t(w)
+WITH total AS MATERIALIZED (SELECT count(*) AS n FROM facts)
+SELECT t.w, coalesce((SELECT min(coalesce(l.facts, 0)) FROM unnest(to_tsvector('english', t.w)) v
+                      LEFT JOIN fact_lexemes l ON l.lexeme = v.lexeme), 0), total.n
+FROM unnest(%s::text[]) AS t(w), total
 """
-_KEYWORD = """
-SELECT id, (SELECT sum(t.idf * ts_rank(%s::float4[], document, to_tsquery('english', t.w), %s))
-            FROM unnest(%s::text[], %s::float8[]) AS t(w, idf)) AS score
-FROM facts{where} ORDER BY score DESC, id DESC LIMIT %s
-"""
+# one term per query word, `idf * ts_rank(weights, document, word)`: each word's tsquery is a
+# constant the planner folds once, not parsed again for every row
+_TERM = "%s * ts_rank(%s::float4[], document, to_tsquery('english', %s), %s)"
+_KEYWORD = "SELECT id, {score} AS score FROM facts{where} ORDER BY score DESC, id DESC LIMIT %s"
 # the latest facts in scope, and how many of them hold each word in their text (weight A)
 _COMMON = """
 WITH recent AS MATERIALIZED (SELECT document FROM facts{where} ORDER BY created_at DESC, id DESC LIMIT %s)
@@ -118,9 +121,12 @@ def keyword_ranked(conn: psycopg.Connection, words: list[str], where: list[str],
     held = [(w, _idf(int(n), int(total))) for w, n, total in freq if n]
     if not held:
         return {}
-    sql = _KEYWORD.format(where=where_sql([*where, "document @@ to_tsquery('english', %s)"]))
-    rows = conn.execute(sql, [RANK_WEIGHTS, RANK_NORMALIZATION, [w for w, _ in held], [i for _, i in held],
-                              *args, _any_of(w for w, _ in held), depth]).fetchall()
+    terms: list[object] = []
+    for w, idf in held:
+        terms += [idf, RANK_WEIGHTS, w, RANK_NORMALIZATION]
+    sql = _KEYWORD.format(score=" + ".join([_TERM] * len(held)),
+                          where=where_sql([*where, "document @@ to_tsquery('english', %s)"]))
+    rows = conn.execute(sql, [*terms, *args, _any_of(w for w, _ in held), depth]).fetchall()
     return {int(fid): float(score or 0.0) for fid, score in rows}
 
 

@@ -22,6 +22,7 @@ the vault: the indexer exports what `facts_since` returns (docs/scaling.md,
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Callable, Iterator, Sequence, TypeVar
@@ -32,10 +33,10 @@ from ....indexer.vault.timestamps import now_iso
 from ....indexer.vault.visibility import Viewer
 from ...facts.dates import date_words
 from ...facts.schema import normalize_text
-from ...protocol.errors import Unavailable
+from ...protocol.errors import InvalidParams, Unavailable
 from ..facts import Fact, FactCounts, FactScope, Order
 from .connections import Connections
-from .facts_scope_sql import ORDER_SQL, SqlArgs, active, clauses, visibility, where_sql
+from .facts_scope_sql import ORDER_SQL, SqlArgs, active, clauses, storable, visibility, where_sql
 from .facts_vector_rows import FactVectorRows
 from .page_load import words
 from .schema import MIGRATION_LOCK
@@ -65,6 +66,15 @@ UPDATE facts SET expired_at = %s, expire_reason = %s, superseded_by = COALESCE(%
 WHERE id = %s AND (expired_at IS NULL OR expired_at > %s)
 """
 
+# the new fact's words counted (facts_search.py reads the counts as BM25's document frequencies)
+_COUNT_WORDS = """
+INSERT INTO fact_lexemes (lexeme, facts) SELECT lexeme, 1 FROM unnest((SELECT document FROM facts WHERE id = %s))
+ON CONFLICT (lexeme) DO UPDATE SET facts = fact_lexemes.facts + 1
+"""
+_RECOUNT_WORDS = """
+DELETE FROM fact_lexemes;
+INSERT INTO fact_lexemes (lexeme, facts) SELECT lexeme, count(*) FROM facts, unnest(document) GROUP BY lexeme
+"""
 _FORGET = """
 UPDATE facts SET expired_at = %s, expire_reason = %s, change = nextval('facts_change_seq')
 WHERE id = %s AND expired_at IS NULL
@@ -74,6 +84,14 @@ WHERE id = %s AND expired_at IS NULL
 def as_fact(row: Sequence[object]) -> Fact:
     """A `facts` row read with COLUMNS as a Fact (the columns are the fields, in order)."""
     return Fact(*row)  # type: ignore[arg-type]
+
+
+def stored_key(key: str) -> str:
+    """A call key as the table holds it: one PostgreSQL text cannot hold (a NUL, a lone surrogate)
+    is kept as its digest, the same for every retry of the call."""
+    if storable(key):
+        return key
+    return "digest:" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class _AlreadyWritten(Exception):
@@ -204,7 +222,7 @@ class PgFactsStore(FactVectorRows):
 
     def by_call_key(self, key: str, viewer: Viewer) -> Fact | None:
         rows = self.select(["id = (SELECT fact_id FROM call_keys WHERE key = %s)", *visibility(viewer)],
-                           [key], "id", 1)
+                           [stored_key(key)], "id", 1)
         return rows[0] if rows else None
 
     def supersedes(self, fid: int, viewer: Viewer) -> bool:
@@ -234,6 +252,13 @@ class PgFactsStore(FactVectorRows):
         """Record a new fact and, in the same transaction, the expiry of the one it supersedes;
         returns once committed. A call key already taken answers with its fact's id, writing nothing."""
         ts = now or now_iso()
+        fields = {"fact": fact, "kind": kind, "entity": entity_slug, "visibility": visibility, "source": source,
+                  "session_id": source_session, "context": context, "valid_until": valid_until, "now": ts}
+        bad = [name for name, value in fields.items() if not storable(value)]
+        if bad:
+            raise InvalidParams(f"{', '.join(bad)} holds a NUL character or a lone surrogate, which this brain's "
+                                "store (PostgreSQL) cannot keep", "Remove it and send the call again.")
+        key = None if call_key is None else stored_key(call_key)
 
         def work(conn: psycopg.Connection) -> int:
             row = conn.execute(_INSERT, (fact, normalize_text(fact), fact.lower(), kind, entity_slug, visibility,
@@ -241,11 +266,12 @@ class PgFactsStore(FactVectorRows):
                                          words(fact), date_words(ts, source))).fetchone()
             assert row is not None
             fid = int(row[0])
-            if call_key is not None:
+            conn.execute(_COUNT_WORDS, (fid,))
+            if key is not None:
                 taken = conn.execute("INSERT INTO call_keys (key, fact_id) VALUES (%s, %s) "
-                                     "ON CONFLICT (key) DO NOTHING RETURNING fact_id", (call_key, fid)).fetchone()
+                                     "ON CONFLICT (key) DO NOTHING RETURNING fact_id", (key, fid)).fetchone()
                 if taken is None:
-                    first = conn.execute("SELECT fact_id FROM call_keys WHERE key = %s", (call_key,)).fetchone()
+                    first = conn.execute("SELECT fact_id FROM call_keys WHERE key = %s", (key,)).fetchone()
                     raise _AlreadyWritten(int(first[0]) if first else fid)
             if supersede is not None:
                 conn.execute(_EXPIRE, (ts, f"superseded by fact #{fid}", fid, supersede, ts))
@@ -278,6 +304,8 @@ class PgFactsStore(FactVectorRows):
                 cur.executemany(f"UPDATE facts SET norm = %s, folded = %s, document = {DOCUMENT} WHERE id = %s",
                                 [(normalize_text(text), text.lower(), words(text), date_words(valid_from, source),
                                   fid) for fid, text, valid_from, source in rows])
+            for statement in _RECOUNT_WORDS.strip().split(";"):
+                conn.execute(statement)
             return 0
 
         return self._write(work)
