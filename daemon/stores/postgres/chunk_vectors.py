@@ -128,9 +128,10 @@ class PgChunkVectors:
 
     def stats(self) -> dict[str, object]:
         with self._read_lock:
-            have, missing = self._reads.execute(
+            counts = self._reads.execute(
                 f"SELECT count(*) FILTER (WHERE NOT ({_MISSING})), count(*) FILTER (WHERE {_MISSING}) FROM chunks",
                 {"model": self.model_id}).fetchone()
+        have, missing = counts if counts is not None else (0, 0)
         return {"state": self.state, "model": self.model_id, "dim": self.dim, "vectors": int(have),
                 "pending": int(missing), "progress": list(self.progress), "embedded": self.embedded,
                 "error": self.error, "store": "postgresql"}
@@ -153,7 +154,8 @@ class PgChunkVectors:
         model = {"model": self.model_id}
         db = self._writes
         db.execute(_SAME_TEXT, model)
-        total = int(db.execute(f"SELECT count(*) FROM chunks WHERE {_MISSING}", model).fetchone()[0])
+        counted = db.execute(f"SELECT count(*) FROM chunks WHERE {_MISSING}", model).fetchone()
+        total = int(counted[0]) if counted else 0
         done, after = 0, 0
         self.progress = (0, total)
         while not self._stop:

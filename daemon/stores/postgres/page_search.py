@@ -203,9 +203,9 @@ def search(conn: psycopg.Connection, query: str, query_vector: Sequence[float] |
     exact = _exact_pages(conn, q, viewer) if mode != "vector" else {}
     cover: dict[int, float] = {}
     kw = keyword_pages(conn, text, viewer, want, cover) if mode != "vector" and text else []
-    vectors = mode != "keyword" and query_vector is not None
+    qv = query_vector if mode != "keyword" else None
     if fusion == "cards":
-        body, cards = vector_arms(conn, query_vector, viewer, max(want, VECTOR_DEPTH)) if vectors else ([], [])
+        body, cards = vector_arms(conn, qv, viewer, max(want, VECTOR_DEPTH)) if qv is not None else ([], [])
         fused = fuse_with_cards(kw, cover, body, cards)
         near = {pid: cos for pid, _, cos in cards}
         near.update((pid, max(cos, near.get(pid, cos))) for pid, _, cos in body)
@@ -214,7 +214,7 @@ def search(conn: psycopg.Connection, query: str, query_vector: Sequence[float] |
         shown_body = {pid for pid, _, _ in body}
         vec = body + [c for c in cards if c[0] not in shown_body]   # a body chunk's passage before a card's
     else:
-        vec = vector_pages(conn, query_vector, viewer, want) if vectors else []
+        vec = vector_pages(conn, qv, viewer, want) if qv is not None else []
         fused = fuse(kw, vec, fusion)
     order = list(exact) + sorted((p for p in fused if p not in exact), key=lambda p: -fused[p])
     order = order[:limit]

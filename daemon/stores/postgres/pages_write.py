@@ -125,8 +125,10 @@ class PgPageTables:
                   json.dumps(page.frontmatter, ensure_ascii=False, default=str), page.frontmatter_error,
                   iso_ns(st.mtime_ns), st.mtime_ns, st.size, content_hash, now_iso())
         if existing is None:
-            pid = int(self.conn.execute(f"INSERT INTO pages ({_PAGE_COLUMNS}) VALUES ({', '.join(['%s'] * 17)}) "
-                                        "RETURNING id", values).fetchone()[0])
+            made = self.conn.execute(f"INSERT INTO pages ({_PAGE_COLUMNS}) VALUES ({', '.join(['%s'] * 17)}) "
+                                     "RETURNING id", values).fetchone()
+            assert made is not None   # INSERT … RETURNING answers one row
+            pid = int(made[0])
             old: list[tuple] = []
         else:
             pid = int(existing["id"])
