@@ -9,8 +9,10 @@ chunk takes its vector along, and a chunk kept across an edit keeps it.
 
 What embeds is the process that writes the chunks (the vault indexer,
 indexer.py, calls `on_chunks_changed` after each commit); any front end may
-`query` and read `ready` without a model of its own, since the database
-says whether every chunk has its vector. A chunk whose exact text (its hash)
+`query` and read `ready` without a model of its own: the database says
+which model's vectors were last built over every chunk (`index_meta`), and
+from then on a few new chunks still waiting for theirs do not turn the
+vector arm off (as the embedded vectors stay ready while they catch up). A chunk whose exact text (its hash)
 another chunk already has a vector for takes that vector without the model.
 """
 
@@ -31,7 +33,8 @@ log = logging.getLogger("brain.vectors.postgres")
 
 EMBED_BATCH = 16      # texts per model call (the model pads a batch to its longest text)
 WINDOW = 256          # chunks fetched and written per round trip
-READY_CHECK_S = 2.0   # how long a front end trusts its last look at whether every chunk has a vector
+READY_CHECK_S = 2.0   # how long a front end trusts its last look at whether the vectors are built
+BUILT_KEY = "chunk_vectors_built"   # index_meta: the model whose vectors were last built over every chunk
 
 _MISSING = "embedding IS NULL OR embedding_model IS DISTINCT FROM %(model)s"
 _SAME_TEXT = """
@@ -72,15 +75,14 @@ class PgChunkVectors:
 
     @property
     def ready(self) -> bool:
-        """Whether every chunk has its vector: after this process's build, or as the database says."""
+        """Whether this model's vectors were built over every chunk: by this process, or as the database says."""
         if self._built:
             return True
         at, seen = self._seen_ready
         if time.monotonic() - at > READY_CHECK_S:
             with self._read_lock:
-                row = self._reads.execute(f"SELECT NOT EXISTS (SELECT 1 FROM chunks WHERE {_MISSING})",
-                                          {"model": self.model_id}).fetchone()
-            seen = bool(row and row[0]) and self.model_id is not None
+                row = self._reads.execute("SELECT value FROM index_meta WHERE key = %s", (BUILT_KEY,)).fetchone()
+            seen = row is not None and self.model_id is not None and row[0] == self.model_id
             self._seen_ready = (time.monotonic(), seen)
         return seen
 
@@ -92,6 +94,8 @@ class PgChunkVectors:
         self.state = "building" if not self._built else self.state
         self._drain(progress)
         if not self._stop:
+            self._writes.execute("INSERT INTO index_meta (key, value) VALUES (%s, %s) ON CONFLICT (key) "
+                                 "DO UPDATE SET value = EXCLUDED.value", (BUILT_KEY, self.model_id))
             self._built = True
             self.state = "ready"
 

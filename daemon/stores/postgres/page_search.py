@@ -11,10 +11,13 @@ be measured side by side (bench/bench_pg_search.py, docs/scaling.md):
            and by the field it stands in (WEIGHTS, in the proportions of
            keyword.BOOSTS), plus the query as a phrase;
   vector   nearest chunks by cosine distance (HNSW), the query embedded by
-           the caller with the daemon's own model.
-Keyword and vector lists are fused per page by each arm's share of its best,
-as the embedded search does (`share`, the default: it ranked better than
-reciprocal rank on every question set, docs/scaling.md), or by `rrf`.
+           the caller with the daemon's own model; with `cards`, the pages'
+           cards (chunk ord CARD_ORD) as a list of their own.
+Keyword and vector lists are fused per page by `cards` (the embedded search's
+own fusion, indexer/pages/fusion.py: keyword, nearest chunks and nearest
+cards; what the pages store uses), by each arm's share of its best (`share`,
+this function's default) or by reciprocal rank (`rrf`); docs/scaling.md has
+each on every question set.
 Visibility is applied in every query: a viewer that may not see private
 pages never gets one, nor a passage of one.
 """

@@ -2,7 +2,7 @@
 
 A mixin of the PostgreSQL pages store (pages_store.py). Search is
 page_search.py's (keyword over the weighted tsvectors, nearest chunks and
-page cards by HNSW, fused as the embedded search fuses them). The page
+page cards by HNSW, fused as the embedded search fuses them: SEARCH_FUSION). The page
 files are the vault's: `get_page` reads the file as it is on disk now, and
 `put_page` runs the embedded store's own checks and atomic write
 (indexer/pages/page_tools.py: the hash check, the private page a blind
@@ -34,6 +34,9 @@ if TYPE_CHECKING:
     from .indexer import PgVaultIndexer
 
 log = logging.getLogger("brain.pages.postgres")
+# how the keyword and vector lists are fused: the embedded search's fusion with page cards ranked
+# best on the tuning sets (sample_brain questions and npm-tune; docs/scaling.md, "PostgreSQL (in progress)")
+SEARCH_FUSION = "cards"
 
 
 class PgFileReads:
@@ -66,7 +69,8 @@ class PgFileReads:
             except Exception:   # a failed embedding degrades the search, never fails it
                 log.warning("embedding the query failed; answering from keywords", exc_info=True)
                 degraded = KEYWORD_ONLY
-        hits = page_search.search(self.db, q, qv, viewer, limit, mode="hybrid" if qv is not None else "keyword")
+        hits = page_search.search(self.db, q, qv, viewer, limit, mode="hybrid" if qv is not None else "keyword",
+                                  fusion=SEARCH_FUSION)
         stale = self._stale([h["slug"] for h in hits])
         return [cast(SearchHit, {**h, "stale": stale.get(h["slug"], False)}) for h in hits], degraded
 
