@@ -44,7 +44,8 @@ class PgFileReads:
     vault: Path | None
     db: Any
     _writer: "PgVaultIndexer | None" = None
-    _write_lock = threading.Lock()
+    _write_lock: threading.Lock      # one put_page at a time in this process (the indexer locks across them)
+    _search_lock: threading.Lock     # a search's transaction (SET LOCAL for HNSW) on the shared connection
 
     def _rows(self, sql: str, args: Any = None) -> list[tuple]:
         raise NotImplementedError
@@ -69,8 +70,9 @@ class PgFileReads:
             except Exception:   # a failed embedding degrades the search, never fails it
                 log.warning("embedding the query failed; answering from keywords", exc_info=True)
                 degraded = KEYWORD_ONLY
-        hits = page_search.search(self.db, q, qv, viewer, limit, mode="hybrid" if qv is not None else "keyword",
-                                  fusion=SEARCH_FUSION)
+        with self._search_lock:
+            hits = page_search.search(self.db, q, qv, viewer, limit, mode="hybrid" if qv is not None else "keyword",
+                                      fusion=SEARCH_FUSION)
         stale = self._stale([h["slug"] for h in hits])
         return [cast(SearchHit, {**h, "stale": stale.get(h["slug"], False)}) for h in hits], degraded
 

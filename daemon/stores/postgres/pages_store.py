@@ -16,6 +16,7 @@ stamp a search leaves behind (`note_retrieved`).
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,8 @@ class PgPagesStore(PgNameLookups, PgFileReads):
         self.dsn = dsn
         self.vault = Path(vault) if vault is not None else None
         self.db = psycopg.connect(dsn, autocommit=True)
+        self._write_lock = threading.Lock()
+        self._search_lock = threading.Lock()
 
     def _rows(self, sql: str, args: Any = None) -> list[tuple]:
         return self.db.execute(sql, args).fetchall()
