@@ -215,3 +215,25 @@ def test_the_indexer_process_loads_the_vault_follows_saves_and_stops_on_sigterm(
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_a_connection_the_server_drops_is_replaced(indexed, pg_dsn):
+    """A database restart or failover drops every connection: the store retries a read once on a new
+    one; the indexer fails that batch (the watcher retries it) and the next one goes through."""
+    from brain.daemon.stores.postgres.pages_store import PgPagesStore
+    from brain.indexer.vault.visibility import Viewer
+
+    vault, indexer, conn, _ = indexed
+    store = PgPagesStore(pg_dsn, vault)
+    try:
+        assert store.page("people/alice-example", Viewer.world()) is not None
+        conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                     "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        assert store.page("people/alice-example", Viewer.world()) is not None
+        write(vault, "notes/after.md", "# After\n\nWritten while the connection was gone.\n")
+        with pytest.raises(psycopg.OperationalError):
+            indexer.apply(["notes/after.md"])
+        assert indexer.apply(["notes/after.md"])["parsed"] == 1
+        assert row(conn, "notes/after")[1] == "After"
+    finally:
+        store.close()

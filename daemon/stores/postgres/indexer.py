@@ -51,6 +51,7 @@ Listener = Callable[[list[dict], list[int]], None]
 class PgVaultIndexer:
     def __init__(self, vault: Path, dsn: str, *, migrate: bool = True):
         self.vault = Path(vault)
+        self.dsn = dsn
         self.conn = psycopg.connect(dsn)
         if migrate:
             schema.migrate(self.conn)
@@ -84,11 +85,24 @@ class PgVaultIndexer:
                 state = disk_state(self.vault, self.rules, self.tables, paths, dirs, moves, full)
                 report = self._apply(*state, moves, full, progress)
             except BaseException:
-                self.conn.rollback()   # no half batch: the next apply starts clean
-                self.tables.reset()
+                self._recover()   # no half batch: the next apply starts clean
                 raise
             self.last_report = report
             return report
+
+    def _recover(self) -> None:
+        """Roll the open batch back; a connection the server dropped (a restart, a failover) is
+        replaced, so the watcher's retry of the same paths finds a working one."""
+        self.tables.reset()
+        if self.conn.broken or self.conn.closed:
+            try:
+                self.conn.close()
+                self.conn = psycopg.connect(self.dsn)
+            except psycopg.OperationalError:
+                log.warning("the database is unreachable; the next apply tries again")
+            self.tables = PgPageTables(self.conn)
+        else:
+            self.conn.rollback()
 
     def _begin(self, keep_links: bool = False) -> None:
         self.tables.reset()

@@ -41,7 +41,14 @@ class PgPagesStore(PgNameLookups, PgFileReads):
         self._search_lock = threading.Lock()
 
     def _rows(self, sql: str, args: Any = None) -> list[tuple]:
-        return self.db.execute(sql, args).fetchall()
+        try:
+            return self.db.execute(sql, args).fetchall()
+        except psycopg.OperationalError:
+            if not (self.db.broken or self.db.closed):
+                raise
+            # the server dropped the connection (a restart, a failover): one new one, one retry
+            self.db = psycopg.connect(self.dsn, autocommit=True)
+            return self.db.execute(sql, args).fetchall()
 
     def _page_id(self, slug: str, viewer: Viewer) -> int | None:
         row = self._rows(f"SELECT id FROM pages WHERE slug = %s{hide_private(viewer)}", (slug,))
