@@ -56,6 +56,8 @@ class PgChunkVectors:
         self.model_id = model_id or (embedder.model_id if embedder is not None else None)
         self.dim = embedder.dim if embedder is not None else 384
         self.batch = batch
+        self.workers = max(1, int(getattr(embedder, "workers", 1)))
+        self._pool: Any = None
         self.state = "idle"                 # idle → building → ready; "closed" after close()
         self.embedded = 0                   # texts this instance embedded
         self.progress = (0, 0)
@@ -146,6 +148,8 @@ class PgChunkVectors:
             self._wake.notify_all()
         if self._worker is not None:
             self._worker.join(timeout=30)
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
         self.state = "closed"
         self._reads.close()
         self._writes.close()
@@ -170,9 +174,7 @@ class PgChunkVectors:
             after = rows[-1][0]
             # exactly what the chunk hash covers (heading and text), as the embedded vectors embed
             texts = [f"{heading}\n{text}" if heading else text for _, _, heading, text in rows]
-            vecs: list[Any] = []
-            for i in range(0, len(texts), self.batch):
-                vecs.extend(self.embedder.embed(texts[i:i + self.batch]))
+            vecs = self._embed(texts)
             with db.cursor() as cur:
                 cur.executemany("UPDATE chunks SET embedding = %s::vector, embedding_model = %s "
                                 "WHERE id = %s AND hash = %s",
@@ -183,6 +185,23 @@ class PgChunkVectors:
             self.progress = (done, max(total, done))
             if progress is not None:
                 progress(done, max(total, done))
+
+    def _embed(self, texts: list[str]) -> list[Any]:
+        """Vectors of `texts`, a batch per model call, as many calls at once as the model has workers
+        (its background lane when it has one, so a query's embedding is not queued behind a build)."""
+        assert self.embedder is not None
+        run = getattr(self.embedder, "embed_background", None) or self.embedder.embed
+        batches = [texts[i:i + self.batch] for i in range(0, len(texts), self.batch)]
+        if self.workers > 1 and len(batches) > 1:
+            if self._pool is None:
+                from concurrent.futures import ThreadPoolExecutor
+
+                init = getattr(self.embedder, "prepare_background_thread", None)
+                self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="brain-pg-embed", initializer=init)
+            done = list(self._pool.map(run, batches))
+        else:
+            done = [run(b) for b in batches]
+        return [v for vecs in done for v in vecs]
 
     def _run(self) -> None:
         while True:
