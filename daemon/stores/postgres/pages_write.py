@@ -217,10 +217,15 @@ class PgPageTables:
             tails = {(k or "").rsplit("/", 1)[-1] for _, k, _ in rows}
             resolver = LinkResolver(self.conn.execute("SELECT id, slug, tail FROM pages WHERE tail = ANY(%s)",
                                                       (list(tails),)).fetchall())
-        updates = [(new, lid) for lid, key, to_id in rows if (new := resolver.resolve(key)) != to_id]
-        if updates:
-            with self.conn.cursor() as cur:
-                cur.executemany("UPDATE links SET to_id = %s WHERE id = %s", updates)
+        updates = [(lid, new) for lid, key, to_id in rows if (new := resolver.resolve(key)) != to_id]
+        if updates:   # copied in and applied by one statement: a first pass changes every link
+            self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS link_stage (id BIGINT, to_id BIGINT) "
+                              "ON COMMIT DELETE ROWS")
+            self.conn.execute("TRUNCATE link_stage")
+            with self.conn.cursor().copy("COPY link_stage (id, to_id) FROM STDIN") as copy:
+                for update in updates:
+                    copy.write_row(update)
+            self.conn.execute("UPDATE links l SET to_id = s.to_id FROM link_stage s WHERE l.id = s.id")
         return len(updates)
 
     # -- problems -----------------------------------------------------------------
