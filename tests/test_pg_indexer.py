@@ -237,3 +237,15 @@ def test_a_connection_the_server_drops_is_replaced(indexed, pg_dsn):
         assert row(conn, "notes/after")[1] == "After"
     finally:
         store.close()
+
+
+def test_a_nul_past_the_binary_check_neither_fails_the_batch_nor_reaches_the_database(indexed):
+    """scan.read_page takes a file for binary by a NUL in its first 8 KiB; PostgreSQL text cannot hold
+    one anywhere, so a later NUL must not fail the batch that holds the vault's other changes."""
+    vault, indexer, conn, _ = indexed
+    write(vault, "notes/long.md", "# Long\n\n" + "word " * 2000 + "\x00 after the check, [[Alice Example]]\n")
+    write(vault, "notes/plain.md", "# Plain\n\nIndexed in the same batch.\n")
+    report = indexer.apply(["notes/long.md", "notes/plain.md"])
+    assert report["parsed"] == 2 and report["skipped"] == 0
+    assert row(conn, "notes/plain")[1] == "Plain" and row(conn, "notes/long")[1] == "Long"
+    assert target_of(conn, "notes/long") == ["people/alice-example"]

@@ -181,6 +181,9 @@ class PgVaultIndexer:
             t.touch(row["id"], st)
             self.stats["touched"] += 1
             return "unchanged"
+        # PostgreSQL text cannot hold NUL, which a file may have past the part scanned for binary
+        # (scan.read_page): shown as U+FFFD, as the embedded index shows bytes it cannot decode
+        text = text.replace("\x00", "\ufffd")
         page = parse_stub(rel, text) if stub else parse_page(rel, text)
         owner = t.by_slug(page.slug)
         if owner is not None and (row is None or owner["id"] != row["id"]):
