@@ -249,3 +249,20 @@ def test_a_nul_past_the_binary_check_neither_fails_the_batch_nor_reaches_the_dat
     assert report["parsed"] == 2 and report["skipped"] == 0
     assert row(conn, "notes/plain")[1] == "Plain" and row(conn, "notes/long")[1] == "Long"
     assert target_of(conn, "notes/long") == ["people/alice-example"]
+
+
+def test_a_nul_in_a_name_or_query_finds_nothing_instead_of_failing(indexed, pg_dsn):
+    from brain.daemon.stores.postgres.pages_store import PgPagesStore
+    from brain.indexer.vault.visibility import Viewer
+
+    vault, _, _, _ = indexed
+    store = PgPagesStore(pg_dsn, vault)
+    try:
+        world = Viewer.world()
+        assert isinstance(store.resolve_name("Alice\x00Example", world), list)   # slugify drops the NUL
+        assert store.resolve_alias("Al\x00ly", world) == []
+        assert store.page("people/alice-example\x00", world) is None
+        assert store.visible_slugs(["a\x00b"], world) == ["a\x00b"]
+        assert [h["slug"] for h in store.search("boat\x00club", 5, world)[0]] == ["people/alice-example"]
+    finally:
+        store.close()

@@ -60,7 +60,7 @@ class PgFileReads:
     def search(self, query: str, limit: int, viewer: Viewer, *, embedder: object | None = None,
                vectors: object | None = None) -> tuple[list[SearchHit], str | None]:
         """Pages for a query, best first, and why the vectors took no part (None when they did)."""
-        q = " ".join((query or "").split())
+        q = " ".join((query or "").replace("\x00", " ").split())   # PostgreSQL text holds no NUL
         use_vectors = embedder is not None and vectors is not None and bool(getattr(vectors, "ready", False))
         degraded = None if use_vectors else KEYWORD_ONLY
         qv = None

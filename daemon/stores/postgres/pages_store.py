@@ -32,6 +32,18 @@ from .pages_files import PgFileReads
 from .pages_names import HEAD, PgNameLookups, head_of
 
 
+def without_nul(value: Any) -> Any:
+    """A caller's text with NUL shown as U+FFFD, as the indexer stores it: PostgreSQL text cannot hold
+    NUL, and a name or query with one must find nothing, not fail."""
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, (list, tuple)):
+        return type(value)(without_nul(v) for v in value)
+    if isinstance(value, dict):
+        return {k: without_nul(v) for k, v in value.items()}
+    return value
+
+
 class PgPagesStore(PgNameLookups, PgFileReads):
     def __init__(self, dsn: str, vault: Path | None = None):
         self.dsn = dsn
@@ -41,6 +53,7 @@ class PgPagesStore(PgNameLookups, PgFileReads):
         self._search_lock = threading.Lock()
 
     def _rows(self, sql: str, args: Any = None) -> list[tuple]:
+        args = without_nul(args)
         try:
             return self.db.execute(sql, args).fetchall()
         except psycopg.OperationalError:
