@@ -266,3 +266,19 @@ def test_a_nul_in_a_name_or_query_finds_nothing_instead_of_failing(indexed, pg_d
         assert [h["slug"] for h in store.search("boat\x00club", 5, world)[0]] == ["people/alice-example"]
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("full", [True, False], ids=["whole-vault pass", "events"])
+def test_two_files_of_one_slug_index_one_and_the_other_when_it_goes(indexed, full):
+    vault, indexer, conn, _ = indexed
+    write(vault, "notes/Plan B.md", "# Plan\n\nFirst.\n")
+    write(vault, "notes/plan-b.md", "# Plan\n\nSecond.\n")
+    indexer.reconcile() if full else indexer.apply(["notes/Plan B.md", "notes/plan-b.md"])
+    first = row(conn, "notes/plan-b")[3]
+    other = ({"notes/Plan B.md", "notes/plan-b.md"} - {first}).pop()
+    kinds = conn.execute("SELECT path, kind FROM problems ORDER BY path").fetchall()
+    assert sorted(kinds) == sorted([(first, "slug_collision"), (other, "slug_collision")])
+    os.remove(vault / first)
+    indexer.reconcile() if full else indexer.apply([first])
+    assert row(conn, "notes/plan-b")[3] == other
+    assert conn.execute("SELECT count(*) FROM problems").fetchone()[0] == 0

@@ -113,6 +113,8 @@ class PgVaultIndexer:
 
     def _apply(self, present, gone, rows, problems, moves, full, progress) -> dict:
         t = self.tables
+        # a whole-vault pass knows every page: the slug owners are looked up here, not asked per file
+        self._owners: dict[str, Row] | None = {r["slug"]: r for r in rows.values()} if full else None
         gone_rows = {rel: rows[rel] for rel in gone if rel in rows}
         reads: dict[str, tuple] = {}
         pairs = pair_renames(self.vault, present, gone_rows, rows, moves, reads)
@@ -185,7 +187,7 @@ class PgVaultIndexer:
         # (scan.read_page): shown as U+FFFD, as the embedded index shows bytes it cannot decode
         text = text.replace("\x00", "\ufffd")
         page = parse_stub(rel, text) if stub else parse_page(rel, text)
-        owner = t.by_slug(page.slug)
+        owner = self._owners.get(page.slug) if self._owners is not None else t.by_slug(page.slug)
         if owner is not None and (row is None or owner["id"] != row["id"]):
             t.add_problem(Problem(rel, "slug_collision", f"has the same slug {page.slug!r} as {owner['path']}, "
                                                          "which is indexed; this file is not — rename one of them"))
@@ -200,6 +202,10 @@ class PgVaultIndexer:
         elif page.visibility_doubt:
             t.add_problem(Problem(rel, "unclear_visibility", page.visibility_doubt))
         pid = t.upsert(page, st, h, row)
+        if self._owners is not None:
+            if row is not None and self._owners.get(row["slug"], {}).get("id") == row["id"]:
+                del self._owners[row["slug"]]
+            self._owners[page.slug] = {"id": pid, "path": rel, "slug": page.slug, "tail": page.tail}
         if row is None or row["slug"] != page.slug:
             self._tails.add(page.tail)
             if row is not None:
@@ -210,6 +216,8 @@ class PgVaultIndexer:
         return "parsed"
 
     def _delete_row(self, row: Row) -> None:
+        if getattr(self, "_owners", None) and self._owners.get(row["slug"], {}).get("id") == row["id"]:
+            del self._owners[row["slug"]]
         self.tables.delete(row["id"])
         self.tables.clear_problems(row["path"])
         self._tails.add(row["tail"])
