@@ -282,3 +282,45 @@ def test_two_files_of_one_slug_index_one_and_the_other_when_it_goes(indexed, ful
     indexer.reconcile() if full else indexer.apply([first])
     assert row(conn, "notes/plan-b")[3] == other
     assert conn.execute("SELECT count(*) FROM problems").fetchone()[0] == 0
+
+
+def test_names_of_any_length_are_indexed(indexed, pg_dsn):
+    """A title, alias, heading or link target past a b-tree entry's ~2.7 kB (the SQLite tables take
+    any length) is indexed and found by name, and the batch around it goes on."""
+    import random
+
+    from brain.daemon.stores.postgres.pages_store import PgPagesStore
+    from brain.indexer.vault.visibility import Viewer
+
+    vault, indexer, conn, _ = indexed
+    rng = random.Random(5)
+    long_name = " ".join("".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(8)) for _ in range(600))
+    write(vault, "notes/huge.md", f"---\ntitle: {long_name}\naliases: [{long_name[:4000]}]\n---\n"
+                                  f"# {long_name[:5000]}\n\nBody text. [[{long_name[:3000]}]]\n")
+    write(vault, "notes/small.md", "# Small\n\nBeside it.\n")
+    report = indexer.apply(["notes/huge.md", "notes/small.md"])
+    assert report["parsed"] == 2 and report["skipped"] == 0
+    store = PgPagesStore(pg_dsn, vault)
+    try:
+        assert store.resolve_entity(long_name, Viewer.world()) == "notes/huge"
+        assert store.resolve_alias(long_name[:4000], Viewer.world()) == ["notes/huge"]
+        assert store.titled(long_name, Viewer.world(), 5)[0].slug == "notes/huge"
+    finally:
+        store.close()
+
+
+def test_a_page_the_database_refuses_is_reported_and_the_batch_goes_on(indexed):
+    """A path past a b-tree entry's limit (deep folders of long names: the file system takes 4 kB) is
+    refused by the unique index; the batch is applied again page by page, the rest indexed."""
+    import random
+
+    vault, indexer, conn, _ = indexed
+    rng = random.Random(9)
+    deep = "/".join("".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(200)) for _ in range(15))
+    write(vault, f"{deep}/page.md", "# Deep\n\nFar down.\n")
+    write(vault, "notes/beside.md", "# Beside\n\nIndexed all the same.\n")
+    report = indexer.apply([f"{deep}/page.md", "notes/beside.md"])
+    assert report["parsed"] == 1 and report["skipped"] == 1
+    assert row(conn, "notes/beside")[1] == "Beside"
+    kind, detail = conn.execute("SELECT kind, detail FROM problems WHERE path = %s", (f"{deep}/page.md",)).fetchone()
+    assert kind == "index_error" and "refused" in detail

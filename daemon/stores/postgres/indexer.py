@@ -81,14 +81,31 @@ class PgVaultIndexer:
                 self.rules = IgnoreRules.load(self.vault)
                 full = full or IGNORE_FILE in paths
             try:
-                self._begin()
-                state = disk_state(self.vault, self.rules, self.tables, paths, dirs, moves, full)
-                report = self._apply(*state, moves, full, progress)
-            except BaseException:
+                report = self._pass(paths, dirs, moves, full, progress, careful=False)
+            except psycopg.Error as e:
+                lost = self.conn.broken or self.conn.closed   # the server went away: try again later
                 self._recover()   # no half batch: the next apply starts clean
+                if lost:
+                    raise
+                # the database refused something one page holds: again, each page on its own
+                log.warning("a batch failed (%s); applying it again a page at a time", e)
+                try:
+                    report = self._pass(paths, dirs, moves, full, progress, careful=True)
+                except BaseException:
+                    self._recover()
+                    raise
+            except BaseException:
+                self._recover()
                 raise
             self.last_report = report
             return report
+
+    def _pass(self, paths: set[str], dirs: set[str], moves: list[tuple[str, str]], full: bool,
+              progress: Callable[[int, int], None] | None, careful: bool) -> dict:
+        self._careful = careful
+        self._begin()
+        state = disk_state(self.vault, self.rules, self.tables, paths, dirs, moves, full)
+        return self._apply(*state, moves, full, progress)
 
     def _recover(self) -> None:
         """Roll the open batch back; a connection the server dropped (a restart, a failover) is
@@ -139,8 +156,14 @@ class PgVaultIndexer:
             try:
                 outcome = self._index_file(rel, present[rel], pairs.get(rel) or rows.get(rel), reads.pop(rel, None),
                                            trust_stat=full)
-            except psycopg.OperationalError:
-                raise   # the server went away: the whole batch is retried
+            except psycopg.Error as e:
+                if self.conn.broken or not self._careful:
+                    raise   # the server went away, or the batch is tried again page by page
+                log.exception("indexing %s failed", rel)
+                self.stats["errors"] += 1
+                t.clear_problems(rel)
+                t.add_problem(Problem(rel, "index_error", f"the database refused it: {type(e).__name__}: {e}"))
+                outcome = "skipped"
             except Exception as e:   # one bad file never stops the batch
                 log.exception("indexing %s failed", rel)
                 self.stats["errors"] += 1
@@ -201,7 +224,7 @@ class PgVaultIndexer:
                                                           "its frontmatter, and is private, until it is fixed"))
         elif page.visibility_doubt:
             t.add_problem(Problem(rel, "unclear_visibility", page.visibility_doubt))
-        pid = t.upsert(page, st, h, row)
+        pid = t.upsert(page, st, h, row, careful=self._careful)
         if self._owners is not None:
             if row is not None and self._owners.get(row["slug"], {}).get("id") == row["id"]:
                 del self._owners[row["slug"]]

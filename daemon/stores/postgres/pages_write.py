@@ -108,12 +108,19 @@ class PgPageTables:
         self.conn.execute("UPDATE pages SET mtime_ns = %s, size = %s, updated_at = %s WHERE id = %s",
                           (st.mtime_ns, st.size, iso_ns(st.mtime_ns), page_id))
 
-    def upsert(self, page: ParsedPage, st: FileStat, content_hash: str, existing: Row | None) -> int:
-        """Write one page row and queue what hangs off it; all or nothing for this page."""
+    def upsert(self, page: ParsedPage, st: FileStat, content_hash: str, existing: Row | None, *,
+               careful: bool = False) -> int:
+        """Write one page row and queue what hangs off it. `careful`: the page and everything
+        hanging off it are written at once inside a savepoint, so a page the database refuses
+        leaves no trace and the batch goes on (the indexer's second try of a failed batch)."""
+        if not careful:
+            return self._upsert(page, st, content_hash, existing)
         marks = {k: len(v) for k, v in self._queued.items()}
         try:
-            with self.conn.transaction():   # a savepoint: a failure leaves no trace of this page
-                return self._upsert(page, st, content_hash, existing)
+            with self.conn.transaction():
+                pid = self._upsert(page, st, content_hash, existing)
+                self.flush()
+                return pid
         except BaseException:
             for k, n in marks.items():
                 del self._queued[k][n:]
