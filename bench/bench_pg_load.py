@@ -125,13 +125,14 @@ def main() -> int:
             t = time.perf_counter()
             indexer.apply([edited.relative_to(vault).as_posix()])
             emit(bench="pg_one_edited_file", ms=round((time.perf_counter() - t) * 1000, 1))
+            from brain.indexer.embeddings.model_loader import load_minilm
+
+            model = load_minilm(MODEL_CACHE)
+            emit(bench="model", model=model.model_id, backend=getattr(model, "backend", "?"),
+                 workers=getattr(model, "workers", 1), **tokens_per_chunk(dsn, model))
             if not ns.no_vectors:
                 from brain.daemon.stores.postgres.chunk_vectors import PgChunkVectors
-                from brain.indexer.embeddings.model_loader import load_minilm
 
-                model = load_minilm(MODEL_CACHE)
-                emit(bench="model", model=model.model_id, backend=getattr(model, "backend", "?"),
-                     **tokens_per_chunk(dsn, model))
                 vectors = PgChunkVectors(dsn, model)
                 t = time.perf_counter()
                 vectors.build()
