@@ -9,9 +9,9 @@ durable: fsync on, as a deployment runs) by the one indexer of a deployment
 timeline, chunks with their weighted keyword documents), then every chunk is
 embedded with the daemon's MiniLM into the pgvector column (chunk_vectors.py).
 Prints one JSON line per phase: pages/s, chunks/s, tokens per chunk (the
-model's own tokenizer, capped at its 256-token window as the model reads
-it), this process's peak RSS and the server's (the sum of its processes'
-peak resident sets). Then a second pass with nothing changed (a restart),
+model's own tokenizer, untruncated, and how many pass its 256-token window),
+this process's peak RSS and the server's (the sum of its processes' peak
+resident sets). Then a second pass with nothing changed (a restart),
 and one edited file (the watcher's path).
 """
 
@@ -68,23 +68,23 @@ def server_peak_mb(data_dir: Path) -> float:
 
 
 def tokens_per_chunk(dsn: str, model) -> dict:
+    """Tokens per chunk text as the model's tokenizer cuts it, before its window truncates it."""
     import psycopg
 
-    encode = getattr(model, "_encode", None)
     with psycopg.connect(dsn) as conn:
         texts = [f"{h}\n{t}" if h else t for h, t in conn.execute("SELECT heading, text FROM chunks")]
-    if encode is None or not texts:
+    tokenizer_file = getattr(model, "_tokenizer_file", None)
+    if tokenizer_file is None or not texts:
         return {"words_per_chunk": round(sum(len(t.split()) for t in texts) / max(1, len(texts)), 1)}
-    counts: list[int] = []
-    for i in range(0, len(texts), 256):
-        counts += [len(e.ids) for e in _encodings(encode(texts[i:i + 256]))]
-    counts.sort()
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(tokenizer_file)
+    tok.no_truncation()
+    tok.no_padding()
+    counts = sorted(len(e.ids) for e in tok.encode_batch(texts))
     return {"tokens_per_chunk": round(sum(counts) / len(counts), 1), "tokens_p50": counts[len(counts) // 2],
-            "tokens_max": counts[-1], "at_window": sum(c >= WINDOW_TOKENS for c in counts)}
-
-
-def _encodings(encoded):
-    return encoded[0] if isinstance(encoded, tuple) else encoded
+            "tokens_p90": counts[len(counts) * 9 // 10], "tokens_max": counts[-1],
+            "over_window": sum(c > WINDOW_TOKENS for c in counts), "chunks": len(counts)}
 
 
 def main() -> int:
@@ -125,13 +125,14 @@ def main() -> int:
             t = time.perf_counter()
             indexer.apply([edited.relative_to(vault).as_posix()])
             emit(bench="pg_one_edited_file", ms=round((time.perf_counter() - t) * 1000, 1))
+            from brain.indexer.embeddings.model_loader import load_minilm
+
+            model = load_minilm(MODEL_CACHE)
+            emit(bench="model", model=model.model_id, backend=getattr(model, "backend", "?"),
+                 workers=getattr(model, "workers", 1), **tokens_per_chunk(dsn, model))
             if not ns.no_vectors:
                 from brain.daemon.stores.postgres.chunk_vectors import PgChunkVectors
-                from brain.indexer.embeddings.model_loader import load_minilm
 
-                model = load_minilm(MODEL_CACHE)
-                emit(bench="model", model=model.model_id, backend=getattr(model, "backend", "?"),
-                     **tokens_per_chunk(dsn, model))
                 vectors = PgChunkVectors(dsn, model)
                 t = time.perf_counter()
                 vectors.build()

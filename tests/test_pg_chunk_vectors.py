@@ -79,26 +79,37 @@ def test_vectors_follow_the_indexer_and_unchanged_chunks_keep_theirs(loaded, pg_
 
 
 def test_a_front_end_without_a_model_queries_and_reads_readiness_from_the_database(loaded, pg_dsn, minilm):  # noqa: F811
-    from brain.daemon.stores.postgres.chunk_vectors import PgChunkVectors
+    from brain.daemon.stores.postgres.chunk_vectors import BUILT_KEY, PgChunkVectors
 
     vault, indexer, vectors = loaded
-    front = PgChunkVectors(pg_dsn, None, model_id=minilm.model_id)
+    fronts = []
+
+    def front_end(model_id=minilm.model_id):
+        fronts.append(PgChunkVectors(pg_dsn, None, model_id=model_id))
+        return fronts[-1]
+
     try:
+        front = front_end()
         assert front.ready
         assert front.query(minilm.embed(["rocket investors"])[0], 1)[0][0] == \
             vectors.query(minilm.embed(["rocket investors"])[0], 1)[0][0]
-        vectors.close()   # nobody embeds now: a new chunk stays without its vector
-        write(vault, "notes/new.md", "# New\n\nSomething never said before.\n")
-        indexer.apply(["notes/new.md"])
-        # the indexer finished a build with this model: one chunk still waiting does not turn every
-        # search keyword-only (the keyword arm finds the new page meanwhile)
-        assert PgChunkVectors(pg_dsn, None, model_id=minilm.model_id).ready
-        # vectors of another model are not these: until the indexer builds with it, keyword only
-        assert not PgChunkVectors(pg_dsn, None, model_id="another-model@1").ready
+        assert not front_end("another-model@1").ready   # another model's vectors answer nothing
         with pytest.raises(RuntimeError, match="without a model"):
             front.build()
+        # never built over every chunk: not ready, until the indexer's vectors are built again
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            conn.execute("DELETE FROM index_meta WHERE key = %s", (BUILT_KEY,))
+        assert not front_end().ready
+        vectors.build()
+        assert front_end().ready
+        # built once, a new chunk still waiting for its vector does not turn the vector arm off
+        vectors.close()
+        write(vault, "notes/new.md", "# New\n\nSomething never said before.\n")
+        indexer.apply(["notes/new.md"])
+        assert front_end().ready and front_end().stats()["pending"] > 0
     finally:
-        front.close()
+        for f in fronts:
+            f.close()
 
 
 def test_the_store_searches_by_meaning_once_the_vectors_are_ready(loaded, pg_dsn, minilm):  # noqa: F811

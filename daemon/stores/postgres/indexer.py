@@ -51,6 +51,7 @@ Listener = Callable[[list[dict], list[int]], None]
 class PgVaultIndexer:
     def __init__(self, vault: Path, dsn: str, *, migrate: bool = True):
         self.vault = Path(vault)
+        self.dsn = dsn
         self.conn = psycopg.connect(dsn)
         if migrate:
             schema.migrate(self.conn)
@@ -80,15 +81,45 @@ class PgVaultIndexer:
                 self.rules = IgnoreRules.load(self.vault)
                 full = full or IGNORE_FILE in paths
             try:
-                self._begin()
-                state = disk_state(self.vault, self.rules, self.tables, paths, dirs, moves, full)
-                report = self._apply(*state, moves, full, progress)
+                report = self._pass(paths, dirs, moves, full, progress, careful=False)
+            except psycopg.Error as e:
+                lost = self.conn.broken or self.conn.closed   # the server went away: try again later
+                self._recover()   # no half batch: the next apply starts clean
+                if lost:
+                    raise
+                # the database refused something one page holds: again, each page on its own
+                log.warning("a batch failed (%s); applying it again a page at a time", e)
+                try:
+                    report = self._pass(paths, dirs, moves, full, progress, careful=True)
+                except BaseException:
+                    self._recover()
+                    raise
             except BaseException:
-                self.conn.rollback()   # no half batch: the next apply starts clean
-                self.tables.reset()
+                self._recover()
                 raise
             self.last_report = report
             return report
+
+    def _pass(self, paths: set[str], dirs: set[str], moves: list[tuple[str, str]], full: bool,
+              progress: Callable[[int, int], None] | None, careful: bool) -> dict:
+        self._careful = careful
+        self._begin()
+        state = disk_state(self.vault, self.rules, self.tables, paths, dirs, moves, full)
+        return self._apply(*state, moves, full, progress)
+
+    def _recover(self) -> None:
+        """Roll the open batch back; a connection the server dropped (a restart, a failover) is
+        replaced, so the watcher's retry of the same paths finds a working one."""
+        self.tables.reset()
+        if self.conn.broken or self.conn.closed:
+            try:
+                self.conn.close()
+                self.conn = psycopg.connect(self.dsn)
+            except psycopg.OperationalError:
+                log.warning("the database is unreachable; the next apply tries again")
+            self.tables = PgPageTables(self.conn)
+        else:
+            self.conn.rollback()
 
     def _begin(self, keep_links: bool = False) -> None:
         self.tables.reset()
@@ -99,6 +130,8 @@ class PgVaultIndexer:
 
     def _apply(self, present, gone, rows, problems, moves, full, progress) -> dict:
         t = self.tables
+        # a whole-vault pass knows every page: the slug owners are looked up here, not asked per file
+        self._owners: dict[str, Row] | None = {r["slug"]: r for r in rows.values()} if full else None
         gone_rows = {rel: rows[rel] for rel in gone if rel in rows}
         reads: dict[str, tuple] = {}
         pairs = pair_renames(self.vault, present, gone_rows, rows, moves, reads)
@@ -123,8 +156,14 @@ class PgVaultIndexer:
             try:
                 outcome = self._index_file(rel, present[rel], pairs.get(rel) or rows.get(rel), reads.pop(rel, None),
                                            trust_stat=full)
-            except psycopg.OperationalError:
-                raise   # the server went away: the whole batch is retried
+            except psycopg.Error as e:
+                if self.conn.broken or not self._careful:
+                    raise   # the server went away, or the batch is tried again page by page
+                log.exception("indexing %s failed", rel)
+                self.stats["errors"] += 1
+                t.clear_problems(rel)
+                t.add_problem(Problem(rel, "index_error", f"the database refused it: {type(e).__name__}: {e}"))
+                outcome = "skipped"
             except Exception as e:   # one bad file never stops the batch
                 log.exception("indexing %s failed", rel)
                 self.stats["errors"] += 1
@@ -167,8 +206,11 @@ class PgVaultIndexer:
             t.touch(row["id"], st)
             self.stats["touched"] += 1
             return "unchanged"
+        # PostgreSQL text cannot hold NUL, which a file may have past the part scanned for binary
+        # (scan.read_page): shown as U+FFFD, as the embedded index shows bytes it cannot decode
+        text = text.replace("\x00", "\ufffd")
         page = parse_stub(rel, text) if stub else parse_page(rel, text)
-        owner = t.by_slug(page.slug)
+        owner = self._owners.get(page.slug) if self._owners is not None else t.by_slug(page.slug)
         if owner is not None and (row is None or owner["id"] != row["id"]):
             t.add_problem(Problem(rel, "slug_collision", f"has the same slug {page.slug!r} as {owner['path']}, "
                                                          "which is indexed; this file is not — rename one of them"))
@@ -182,7 +224,11 @@ class PgVaultIndexer:
                                                           "its frontmatter, and is private, until it is fixed"))
         elif page.visibility_doubt:
             t.add_problem(Problem(rel, "unclear_visibility", page.visibility_doubt))
-        pid = t.upsert(page, st, h, row)
+        pid = t.upsert(page, st, h, row, careful=self._careful)
+        if self._owners is not None:
+            if row is not None and self._owners.get(row["slug"], {}).get("id") == row["id"]:
+                del self._owners[row["slug"]]
+            self._owners[page.slug] = {"id": pid, "path": rel, "slug": page.slug, "tail": page.tail}
         if row is None or row["slug"] != page.slug:
             self._tails.add(page.tail)
             if row is not None:
@@ -193,6 +239,8 @@ class PgVaultIndexer:
         return "parsed"
 
     def _delete_row(self, row: Row) -> None:
+        if getattr(self, "_owners", None) and self._owners.get(row["slug"], {}).get("id") == row["id"]:
+            del self._owners[row["slug"]]
         self.tables.delete(row["id"])
         self.tables.clear_problems(row["path"])
         self._tails.add(row["tail"])

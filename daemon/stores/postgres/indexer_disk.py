@@ -20,8 +20,12 @@ from .pages_write import PgPageTables, Row
 log = logging.getLogger("brain.indexer.postgres")
 
 
+Problems = tuple[list[tuple[str, list[Problem]]], list[tuple[str, Problem | None]]]
+
+
 def disk_state(vault: Path, rules: IgnoreRules, tables: PgPageTables, paths: set[str], dirs: set[str],
-               moves: list[tuple[str, str]], full: bool):
+               moves: list[tuple[str, str]], full: bool
+               ) -> tuple[dict[str, FileStat], set[str], dict[str, Row], Problems]:
     """(present files, gone paths, their page rows, (scan problems, file problems));
     `full` walks the whole vault (and sweeps temp files a crashed write left behind)."""
     present: dict[str, FileStat] = {}
@@ -64,5 +68,4 @@ def disk_state(vault: Path, rules: IgnoreRules, tables: PgPageTables, paths: set
         if kind == "page" and problem is None and os.path.lexists(vault / rel):
             problem = outside_link(vault, rel)
         file_problems.append((rel, problem))
-    rows: dict[str, Row] = tables.rows_at(sorted(set(present) | gone))
-    return present, gone, rows, (scan_problems, file_problems)
+    return present, gone, tables.rows_at(sorted(set(present) | gone)), (scan_problems, file_problems)

@@ -11,10 +11,13 @@ be measured side by side (bench/bench_pg_search.py, docs/scaling.md):
            and by the field it stands in (WEIGHTS, in the proportions of
            keyword.BOOSTS), plus the query as a phrase;
   vector   nearest chunks by cosine distance (HNSW), the query embedded by
-           the caller with the daemon's own model.
-Keyword and vector lists are fused per page by each arm's share of its best,
-as the embedded search does (`share`, the default: it ranked better than
-reciprocal rank on every question set, docs/scaling.md), or by `rrf`.
+           the caller with the daemon's own model; with `cards`, the pages'
+           cards (chunk ord CARD_ORD) as a list of their own.
+Keyword and vector lists are fused per page by `cards` (the embedded search's
+own fusion, indexer/pages/fusion.py: keyword, nearest chunks and nearest
+cards; what the pages store uses), by each arm's share of its best (`share`,
+this function's default) or by reciprocal rank (`rrf`); docs/scaling.md has
+each on every question set.
 Visibility is applied in every query: a viewer that may not see private
 pages never gets one, nor a passage of one.
 """
@@ -203,9 +206,9 @@ def search(conn: psycopg.Connection, query: str, query_vector: Sequence[float] |
     exact = _exact_pages(conn, q, viewer) if mode != "vector" else {}
     cover: dict[int, float] = {}
     kw = keyword_pages(conn, text, viewer, want, cover) if mode != "vector" and text else []
-    vectors = mode != "keyword" and query_vector is not None
+    qv = query_vector if mode != "keyword" else None
     if fusion == "cards":
-        body, cards = vector_arms(conn, query_vector, viewer, max(want, VECTOR_DEPTH)) if vectors else ([], [])
+        body, cards = vector_arms(conn, qv, viewer, max(want, VECTOR_DEPTH)) if qv is not None else ([], [])
         fused = fuse_with_cards(kw, cover, body, cards)
         near = {pid: cos for pid, _, cos in cards}
         near.update((pid, max(cos, near.get(pid, cos))) for pid, _, cos in body)
@@ -214,7 +217,7 @@ def search(conn: psycopg.Connection, query: str, query_vector: Sequence[float] |
         shown_body = {pid for pid, _, _ in body}
         vec = body + [c for c in cards if c[0] not in shown_body]   # a body chunk's passage before a card's
     else:
-        vec = vector_pages(conn, query_vector, viewer, want) if vectors else []
+        vec = vector_pages(conn, qv, viewer, want) if qv is not None else []
         fused = fuse(kw, vec, fusion)
     order = list(exact) + sorted((p for p in fused if p not in exact), key=lambda p: -fused[p])
     order = order[:limit]

@@ -2,7 +2,7 @@
 
 A mixin of the PostgreSQL pages store (pages_store.py). Search is
 page_search.py's (keyword over the weighted tsvectors, nearest chunks and
-page cards by HNSW, fused as the embedded search fuses them). The page
+page cards by HNSW, fused as the embedded search fuses them: SEARCH_FUSION). The page
 files are the vault's: `get_page` reads the file as it is on disk now, and
 `put_page` runs the embedded store's own checks and atomic write
 (indexer/pages/page_tools.py: the hash check, the private page a blind
@@ -34,6 +34,9 @@ if TYPE_CHECKING:
     from .indexer import PgVaultIndexer
 
 log = logging.getLogger("brain.pages.postgres")
+# how the keyword and vector lists are fused: the embedded search's fusion with page cards ranked
+# best on the tuning sets (sample_brain questions and npm-tune; docs/scaling.md, "PostgreSQL (in progress)")
+SEARCH_FUSION = "cards"
 
 
 class PgFileReads:
@@ -41,7 +44,8 @@ class PgFileReads:
     vault: Path | None
     db: Any
     _writer: "PgVaultIndexer | None" = None
-    _write_lock = threading.Lock()
+    _write_lock: threading.Lock      # one put_page at a time in this process (the indexer locks across them)
+    _search_lock: threading.Lock     # a search's transaction (SET LOCAL for HNSW) on the shared connection
 
     def _rows(self, sql: str, args: Any = None) -> list[tuple]:
         raise NotImplementedError
@@ -59,7 +63,7 @@ class PgFileReads:
     def search(self, query: str, limit: int, viewer: Viewer, *, embedder: object | None = None,
                vectors: object | None = None) -> tuple[list[SearchHit], str | None]:
         """Pages for a query, best first, and why the vectors took no part (None when they did)."""
-        q = " ".join((query or "").split())
+        q = " ".join((query or "").replace("\x00", " ").split())   # PostgreSQL text holds no NUL
         use_vectors = embedder is not None and vectors is not None and bool(getattr(vectors, "ready", False))
         degraded = None if use_vectors else KEYWORD_ONLY
         qv = None
@@ -69,7 +73,9 @@ class PgFileReads:
             except Exception:   # a failed embedding degrades the search, never fails it
                 log.warning("embedding the query failed; answering from keywords", exc_info=True)
                 degraded = KEYWORD_ONLY
-        hits = page_search.search(self.db, q, qv, viewer, limit, mode="hybrid" if qv is not None else "keyword")
+        with self._search_lock:
+            hits = page_search.search(self.db, q, qv, viewer, limit, mode="hybrid" if qv is not None else "keyword",
+                                      fusion=SEARCH_FUSION)
         stale = self._stale([h["slug"] for h in hits])
         return [cast(SearchHit, {**h, "stale": stale.get(h["slug"], False)}) for h in hits], degraded
 

@@ -16,6 +16,7 @@ stamp a search leaves behind (`note_retrieved`).
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -31,14 +32,36 @@ from .pages_files import PgFileReads
 from .pages_names import HEAD, PgNameLookups, head_of
 
 
+def without_nul(value: Any) -> Any:
+    """A caller's text with NUL shown as U+FFFD, as the indexer stores it: PostgreSQL text cannot hold
+    NUL, and a name or query with one must find nothing, not fail."""
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, (list, tuple)):
+        return type(value)(without_nul(v) for v in value)
+    if isinstance(value, dict):
+        return {k: without_nul(v) for k, v in value.items()}
+    return value
+
+
 class PgPagesStore(PgNameLookups, PgFileReads):
     def __init__(self, dsn: str, vault: Path | None = None):
         self.dsn = dsn
         self.vault = Path(vault) if vault is not None else None
         self.db = psycopg.connect(dsn, autocommit=True)
+        self._write_lock = threading.Lock()
+        self._search_lock = threading.Lock()
 
     def _rows(self, sql: str, args: Any = None) -> list[tuple]:
-        return self.db.execute(sql, args).fetchall()
+        args = without_nul(args)
+        try:
+            return self.db.execute(sql, args).fetchall()
+        except psycopg.OperationalError:
+            if not (self.db.broken or self.db.closed):
+                raise
+            # the server dropped the connection (a restart, a failover): one new one, one retry
+            self.db = psycopg.connect(self.dsn, autocommit=True)
+            return self.db.execute(sql, args).fetchall()
 
     def _page_id(self, slug: str, viewer: Viewer) -> int | None:
         row = self._rows(f"SELECT id FROM pages WHERE slug = %s{hide_private(viewer)}", (slug,))

@@ -108,12 +108,19 @@ class PgPageTables:
         self.conn.execute("UPDATE pages SET mtime_ns = %s, size = %s, updated_at = %s WHERE id = %s",
                           (st.mtime_ns, st.size, iso_ns(st.mtime_ns), page_id))
 
-    def upsert(self, page: ParsedPage, st: FileStat, content_hash: str, existing: Row | None) -> int:
-        """Write one page row and queue what hangs off it; all or nothing for this page."""
+    def upsert(self, page: ParsedPage, st: FileStat, content_hash: str, existing: Row | None, *,
+               careful: bool = False) -> int:
+        """Write one page row and queue what hangs off it. `careful`: the page and everything
+        hanging off it are written at once inside a savepoint, so a page the database refuses
+        leaves no trace and the batch goes on (the indexer's second try of a failed batch)."""
+        if not careful:
+            return self._upsert(page, st, content_hash, existing)
         marks = {k: len(v) for k, v in self._queued.items()}
         try:
-            with self.conn.transaction():   # a savepoint: a failure leaves no trace of this page
-                return self._upsert(page, st, content_hash, existing)
+            with self.conn.transaction():
+                pid = self._upsert(page, st, content_hash, existing)
+                self.flush()
+                return pid
         except BaseException:
             for k, n in marks.items():
                 del self._queued[k][n:]
@@ -125,8 +132,10 @@ class PgPageTables:
                   json.dumps(page.frontmatter, ensure_ascii=False, default=str), page.frontmatter_error,
                   iso_ns(st.mtime_ns), st.mtime_ns, st.size, content_hash, now_iso())
         if existing is None:
-            pid = int(self.conn.execute(f"INSERT INTO pages ({_PAGE_COLUMNS}) VALUES ({', '.join(['%s'] * 17)}) "
-                                        "RETURNING id", values).fetchone()[0])
+            made = self.conn.execute(f"INSERT INTO pages ({_PAGE_COLUMNS}) VALUES ({', '.join(['%s'] * 17)}) "
+                                     "RETURNING id", values).fetchone()
+            assert made is not None   # INSERT … RETURNING answers one row
+            pid = int(made[0])
             old: list[tuple] = []
         else:
             pid = int(existing["id"])
@@ -215,10 +224,15 @@ class PgPageTables:
             tails = {(k or "").rsplit("/", 1)[-1] for _, k, _ in rows}
             resolver = LinkResolver(self.conn.execute("SELECT id, slug, tail FROM pages WHERE tail = ANY(%s)",
                                                       (list(tails),)).fetchall())
-        updates = [(new, lid) for lid, key, to_id in rows if (new := resolver.resolve(key)) != to_id]
-        if updates:
-            with self.conn.cursor() as cur:
-                cur.executemany("UPDATE links SET to_id = %s WHERE id = %s", updates)
+        updates = [(lid, new) for lid, key, to_id in rows if (new := resolver.resolve(key)) != to_id]
+        if updates:   # copied in and applied by one statement: a first pass changes every link
+            self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS link_stage (id BIGINT, to_id BIGINT) "
+                              "ON COMMIT DELETE ROWS")
+            self.conn.execute("TRUNCATE link_stage")
+            with self.conn.cursor().copy("COPY link_stage (id, to_id) FROM STDIN") as copy:
+                for update in updates:
+                    copy.write_row(update)
+            self.conn.execute("UPDATE links l SET to_id = s.to_id FROM link_stage s WHERE l.id = s.id")
         return len(updates)
 
     # -- problems -----------------------------------------------------------------

@@ -189,12 +189,24 @@ MIGRATIONS: dict[int, str] = {
     """,
     # 20: what the one vault indexer keeps (daemon/stores/postgres/indexer.py): its state by key, and
     # which model made each chunk vector (a changed model re-embeds); the chunks still waiting for
-    # a vector found without a scan (chunk_vectors.py)
+    # a vector found without a scan (chunk_vectors.py). Names a page writes (a title, an alias, a
+    # heading, a link's target) have no length limit, and a b-tree refuses an entry over ~2.7 kB:
+    # the lookups by equality move to hash indexes, which take any length (a slug or path that long,
+    # still unique by b-tree, is refused and reported: indexer.py applies its batch page by page)
     20: """
     CREATE TABLE index_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     ALTER TABLE chunks ADD COLUMN embedding_model TEXT;
     CREATE INDEX chunks_unembedded ON chunks(id) WHERE embedding IS NULL;
-    CREATE INDEX links_target_key ON links(target_key);
+    DROP INDEX pages_title_key, pages_tail, links_target_tail, chunks_heading_key, problems_path;
+    CREATE INDEX problems_path ON problems USING hash (path);
+    CREATE INDEX pages_title_key ON pages USING hash (title_key);
+    CREATE INDEX pages_tail ON pages USING hash (tail);
+    CREATE INDEX links_target_tail ON links USING hash (target_tail);
+    CREATE INDEX links_target_key ON links USING hash (target_key);
+    CREATE INDEX chunks_heading_key ON chunks USING hash (heading_key) WHERE heading_key <> '';
+    ALTER TABLE aliases DROP CONSTRAINT aliases_pkey;
+    CREATE UNIQUE INDEX aliases_key_page ON aliases (md5(alias), page_id);
+    CREATE INDEX aliases_alias ON aliases USING hash (alias);
     """,
     **FACTS_MIGRATIONS,
 }
