@@ -191,7 +191,10 @@ class PgChunkVectors:
         (its background lane when it has one, so a query's embedding is not queued behind a build)."""
         assert self.embedder is not None
         run = getattr(self.embedder, "embed_background", None) or self.embedder.embed
-        batches = [texts[i:i + self.batch] for i in range(0, len(texts), self.batch)]
+        # texts of like length share a batch: the model pads each batch to its longest text
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        ordered = [texts[i] for i in order]
+        batches = [ordered[i:i + self.batch] for i in range(0, len(ordered), self.batch)]
         if self.workers > 1 and len(batches) > 1:
             if self._pool is None:
                 from concurrent.futures import ThreadPoolExecutor
@@ -201,7 +204,10 @@ class PgChunkVectors:
             done = list(self._pool.map(run, batches))
         else:
             done = [run(b) for b in batches]
-        return [v for vecs in done for v in vecs]
+        vectors: list[Any] = [None] * len(texts)
+        for i, v in zip(order, (v for vecs in done for v in vecs)):
+            vectors[i] = v
+        return vectors
 
     def _run(self) -> None:
         while True:
