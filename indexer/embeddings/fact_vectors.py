@@ -30,7 +30,7 @@ import threading
 import time
 from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Iterable, Protocol, Sequence, TypeVar
+from typing import Callable, Iterable, Protocol, Sequence, TypeVar
 
 import numpy as np
 
@@ -71,6 +71,7 @@ class FactText(Protocol):
 
 
 T = TypeVar("T", bound=FactText)
+R = TypeVar("R")
 
 
 class VectorShelf(Protocol):
@@ -105,6 +106,7 @@ class FactVectors:
         self._in_flight: dict[str, Future] = {}   # texts being embedded now, by key
         self._recent_lock = threading.Lock()
         self._prefetch_pool = None
+        self._beside = 0   # embed_then tasks queued or running on that pool
         self._closed = False
         self.embedded = 0
         self._matrix: VectorMatrix | None = None  # loaded on the first search
@@ -166,6 +168,36 @@ class FactVectors:
             pool.submit(self._quietly, key)
         except RuntimeError:  # shut down: the caller embeds it itself
             pass
+
+    def embed_then(self, text: str, work: Callable[[], R]) -> "Future[R] | None":
+        """Embed `text` on another thread, then run `work` there (the part of a call that needs
+        the vector), while the caller does what does not: the two halves of a recall run at
+        once. None when stopping or when every prefetch thread already has such a task (a burst
+        of calls must not queue behind one another here): the caller then runs `work` itself."""
+        key = _same_tokens(text)
+        with self._recent_lock:
+            if self._closed or self._beside >= PREFETCH_THREADS:
+                return None
+            if self._prefetch_pool is None:
+                self._prefetch_pool = ThreadPoolExecutor(PREFETCH_THREADS, thread_name_prefix="brain-prefetch")
+            pool = self._prefetch_pool
+            self._beside += 1
+
+        def task() -> R:
+            try:
+                if key:
+                    self._quietly(key)  # first: the caller's own step that needs it waits for it
+                return work()
+            finally:
+                with self._recent_lock:
+                    self._beside -= 1
+
+        try:
+            return pool.submit(task)
+        except RuntimeError:  # shut down meanwhile: the caller runs it
+            with self._recent_lock:
+                self._beside -= 1
+            return None
 
     def _quietly(self, key: str) -> None:
         try:
