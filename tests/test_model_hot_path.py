@@ -160,3 +160,19 @@ def test_a_recall_runs_its_facts_arm_beside_the_page_arm_and_answers_the_same_in
     assert arm_threads[0].startswith("brain-prefetch") and arm_threads[1] == threading.current_thread().name
     assert [f["id"] for f in inline["facts"]] == [f["id"] for f in beside["facts"]] != []
     assert [r["slug"] for r in inline["results"]] == [r["slug"] for r in beside["results"]]
+
+
+def test_a_recall_query_starts_embedding_before_the_call_reaches_a_worker_thread(model_engine, local, minilm):
+    from brain.daemon.server.mcp import engine_dispatcher
+
+    call_fn = engine_dispatcher(model_engine)
+    fv = model_engine.fact_vectors
+    before = minilm.texts
+    for name, args in (("recall", {"query": 5}), ("recall", "who"), ("recall", {"query": "  "}),
+                       ("entity", {"name": "who leads billing"}), ("recall", None)):
+        call_fn.start_early(name, args)  # not a query to embed: nothing happens, nothing raises
+    call_fn.start_early("recall", {"query": " who leads  billing? "})
+    body, err = call_fn("recall", {"query": "who leads billing?", "limit": 5}, local)
+    assert not err, body
+    assert minilm.texts == before + 1  # the early start's embedding is the one the recall used
+    assert fv.vector("who leads billing?") is not None and minilm.texts == before + 1
