@@ -151,6 +151,8 @@ def test_a_recall_runs_its_facts_arm_beside_the_page_arm_and_answers_the_same_in
     gates = [threading.Event() for _ in range(2)]
     held = [fv.embed_then("", g.wait) for g in gates]
     assert all(h is not None for h in held) and fv.embed_then("x", lambda: 1) is None
+    fv.prefetch("a text nobody waits for")  # nor does a prefetch queue behind them
+    assert fv.texts.tasks == 2
     try:
         inline, err = call(model_engine, "recall", {"query": "who runs the billing move?", "limit": 5}, local)
         assert not err
