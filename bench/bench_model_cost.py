@@ -128,9 +128,11 @@ def rss_sampler(pid: int, stop: threading.Event, out: dict) -> None:
 
 
 def tokens_per_chunk(vault_db: Path, cache_root: Path) -> float | None:
-    """Mean tokens of the chunks the build embedded (the model's tokenizer, its 128-token cap)."""
+    """Mean tokens of the texts the build embedded (heading and text of each distinct chunk),
+    by the model's tokenizer at its cap; padding is not counted."""
     import sqlite3
 
+    from bench_embedder import chunk_texts
     from brain.indexer.embeddings import onnx_export
     from tokenizers import Tokenizer
 
@@ -140,8 +142,9 @@ def tokens_per_chunk(vault_db: Path, cache_root: Path) -> float | None:
     tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
     manifest = json.loads((folder / onnx_export.MANIFEST).read_text())
     tok.enable_truncation(max_length=int(manifest.get("max_seq_length") or 256))
+    tok.no_padding()  # the file's own setting pads each batch to its longest text
     db = sqlite3.connect(vault_db)
-    texts = [r[0] for r in db.execute("SELECT text FROM chunks")]
+    texts = chunk_texts(db)
     db.close()
     if not texts:
         return None
