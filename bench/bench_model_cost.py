@@ -14,7 +14,17 @@ while it runs instead), then interleaves the same calls on both:
 
 Each line: {"bench", "n", "keyword_p50_ms", "keyword_p99_ms", "model_p50_ms",
 "model_p99_ms", "ratio_p50", "target_ratio", "meets_target", "loadavg"}; one
-"vector_build" line (chunks, seconds, chunks/s, tokens per chunk, peak RSS).
+"vector_build" line (chunks, seconds, chunks/s, tokens per chunk, peak RSS, against
+its 450 MB ceiling); one "build_vs_plain_onnxruntime" line: the daemon's build rate over
+a bare onnxruntime session's (2 intra-op threads, niced like the build threads:
+bench_embedder.plain_onnxruntime) on the same chunk texts, an even sample of them by
+length (`--plain-sample`, 0 for all) measured right after the build; and
+"keyword_index" / "init_embeddings_off" (`brain init` with the model off against the
+keyword index time + 2 s).
+
+Every call has a text of its own (no query, fact or name repeats), so the recent-texts
+cache (indexer/embeddings/fact_vectors.py) never answers one: the ratios are those of a
+cold cache.
 """
 
 from __future__ import annotations
@@ -38,6 +48,8 @@ from bench_daemon import SocketClient  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 BRAIN = str(Path(sys.executable).parent / "brain")
 TARGETS = {"remember": 1.5, "entity_miss": 2.0, "recall_query": 1.8}  # model ÷ keyword-only, p50
+PEAK_RSS_MB = 450            # the daemon's ceiling during the 2,000-page build
+BUILD_OF_PLAIN = 0.9         # the build's chunks/s ÷ a bare onnxruntime session's, same chunks
 TOPICS = ["pricing", "hiring plan", "data migration", "churn", "roadmap", "security audit", "onboarding",
           "contracts", "board deck", "latency", "mobile launch", "automation", "grant", "on-call", "budgets"]
 WHO = ["Priya", "Omar", "Keiko", "Mateo", "Farah", "Sven", "Ines", "Hugo", "Yara", "Jonas", "Elif", "Kofi"]
@@ -116,9 +128,11 @@ def rss_sampler(pid: int, stop: threading.Event, out: dict) -> None:
 
 
 def tokens_per_chunk(vault_db: Path, cache_root: Path) -> float | None:
-    """Mean tokens of the chunks the build embedded (the model's tokenizer, its 128-token cap)."""
+    """Mean tokens of the texts the build embedded (heading and text of each distinct chunk),
+    by the model's tokenizer at its cap; padding is not counted."""
     import sqlite3
 
+    from bench_embedder import chunk_texts
     from brain.indexer.embeddings import onnx_export
     from tokenizers import Tokenizer
 
@@ -128,12 +142,39 @@ def tokens_per_chunk(vault_db: Path, cache_root: Path) -> float | None:
     tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
     manifest = json.loads((folder / onnx_export.MANIFEST).read_text())
     tok.enable_truncation(max_length=int(manifest.get("max_seq_length") or 256))
+    tok.no_padding()  # the file's own setting pads each batch to its longest text
     db = sqlite3.connect(vault_db)
-    texts = [r[0] for r in db.execute("SELECT text FROM chunks")]
+    texts = chunk_texts(db)
     db.close()
     if not texts:
         return None
     return round(sum(len(e.ids) for e in tok.encode_batch(texts)) / len(texts), 1)
+
+
+def build_vs_plain(model: Daemon, build: dict, sample: int) -> dict:
+    """The daemon's build rate ÷ a bare onnxruntime session's on the build's own chunk texts
+    (length-sorted, every k-th when `sample` is below their number, so tokens per chunk match)."""
+    import sqlite3
+
+    from bench_embedder import chunk_texts, plain_in_thread
+    from brain.indexer.embeddings import onnx_export
+    from brain.indexer.embeddings.embedder import OnnxMiniLM
+
+    folder = onnx_export.cached(model.places.cache_root)
+    db = sqlite3.connect(model.places.cache_dir(model.vault) / "index.sqlite")
+    texts = sorted(chunk_texts(db), key=len)
+    db.close()
+    elapsed = build.get("elapsed_s") or 0
+    if folder is None or not texts or not elapsed:
+        return {"error": "no export, no chunks or no build time"}
+    built_rate = len(texts) / elapsed
+    if 0 < sample < len(texts):
+        step = len(texts) / sample
+        texts = [texts[int(i * step)] for i in range(sample)]
+    plain = plain_in_thread(OnnxMiniLM(folder), texts, threads=2, niced=True)
+    ratio = round(built_rate / plain["chunks_per_s"], 2)
+    return {"build_chunks_per_s": round(built_rate, 1), "plain": plain, "ratio": ratio,
+            "target_ratio": BUILD_OF_PLAIN, "meets_target": ratio >= BUILD_OF_PLAIN}
 
 
 def calls_for(i: int, slugs: list[str]) -> dict:
@@ -171,6 +212,8 @@ def main() -> int:
     ap.add_argument("--pages", type=int, default=2000)
     ap.add_argument("--calls", type=int, default=200)
     ap.add_argument("--during-build", action="store_true", help="measure the calls while the vectors build")
+    ap.add_argument("--plain-sample", type=int, default=1000,
+                    help="chunks the bare onnxruntime session embeds for the build ratio (0: all of them)")
     ns = ap.parse_args()
 
     root = Path(tempfile.mkdtemp(prefix="bmc-", dir="/tmp"))
@@ -206,7 +249,11 @@ def main() -> int:
                                   model.places.cache_dir(model.vault) / "index.sqlite", model.places.cache_root),
                               "peak_rss_mb": round(peak.get("VmHWM", 0) / 1024, 1),
                               "peak_polled_rss_mb": round(peak.get("VmRSS", 0) / 1024, 1),
+                              "target_peak_rss_mb": PEAK_RSS_MB,
+                              "meets_target": 0 < peak.get("VmHWM", 0) / 1024 <= PEAK_RSS_MB,
                               "loadavg": loadavg()}), flush=True)
+            print(json.dumps({"bench": "build_vs_plain_onnxruntime", "pages": ns.pages,
+                              **build_vs_plain(model, build, ns.plain_sample), "loadavg": loadavg()}), flush=True)
         else:
             model.wait(lambda s: s.get("model_state") in ("ready", "failed"))
         slugs = [p["slug"] for p in kw.client.call("list_pages", {"limit": 100})[0].get("pages", [])]

@@ -1,11 +1,13 @@
 """The model on the hot path: remember's answers (docs/protocol.md §3.2) stay what they
 were while the model left its critical path (it embeds only where dedup compares, and stores
 the new fact's vector after answering: indexer/embeddings/fact_vectors.py `store_later`), a
-recall's one embedding runs beside its keyword work (`prefetch`), a text is never embedded
+recall's one embedding runs beside its keyword work (`prefetch`; its facts arm after it on that
+thread: `embed_then`), a text is never embedded
 twice, and an entity miss embeds nothing (its near misses are a keyword search, §3.3)."""
 
 from __future__ import annotations
 
+import brain.daemon.verbs.recall as recall_verb
 from brain.indexer.vault.visibility import Viewer
 import threading
 
@@ -128,3 +130,51 @@ def test_an_entity_miss_embeds_nothing_and_still_suggests(model_engine, local, m
     assert not err and body["found"] is False, body
     assert [s["slug"] for s in body["suggestions"]] == ["people/zed-example"], body
     assert minilm.texts == before
+
+
+def test_a_recall_runs_its_facts_arm_beside_the_page_arm_and_answers_the_same_inline(model_engine, local,
+                                                                                      monkeypatch):
+    call(model_engine, "remember", {**ARGS, "fact": "Zed leads the billing migration"}, local)
+    fv = model_engine.fact_vectors
+    assert fv.wait_written()
+    arm_threads: list[str] = []
+    real_arm = recall_verb.facts_arm
+
+    def watched(*a, **kw):
+        arm_threads.append(threading.current_thread().name)
+        return real_arm(*a, **kw)
+
+    monkeypatch.setattr(recall_verb, "facts_arm", watched)
+    beside, err = call(model_engine, "recall", {"query": "who runs the billing move?", "limit": 5}, local)
+    assert not err
+    # every thread the facts arm may use is taken: the call runs both arms itself
+    gates = [threading.Event() for _ in range(2)]
+    held = [fv.embed_then("", g.wait) for g in gates]
+    assert all(h is not None for h in held) and fv.embed_then("x", lambda: 1) is None
+    fv.prefetch("a text nobody waits for")  # nor does a prefetch queue behind them
+    assert fv.texts.tasks == 2
+    try:
+        inline, err = call(model_engine, "recall", {"query": "who runs the billing move?", "limit": 5}, local)
+        assert not err
+    finally:
+        for g in gates:
+            g.set()
+    assert arm_threads[0].startswith("brain-prefetch") and arm_threads[1] == threading.current_thread().name
+    assert [f["id"] for f in inline["facts"]] == [f["id"] for f in beside["facts"]] != []
+    assert [r["slug"] for r in inline["results"]] == [r["slug"] for r in beside["results"]]
+
+
+def test_a_recall_query_starts_embedding_before_the_call_reaches_a_worker_thread(model_engine, local, minilm):
+    from brain.daemon.server.mcp import engine_dispatcher
+
+    call_fn = engine_dispatcher(model_engine)
+    fv = model_engine.fact_vectors
+    before = minilm.texts
+    for name, args in (("recall", {"query": 5}), ("recall", "who"), ("recall", {"query": "  "}),
+                       ("entity", {"name": "who leads billing"}), ("recall", None)):
+        call_fn.start_early(name, args)  # not a query to embed: nothing happens, nothing raises
+    call_fn.start_early("recall", {"query": " who leads  billing? "})
+    body, err = call_fn("recall", {"query": "who leads billing?", "limit": 5}, local)
+    assert not err, body
+    assert minilm.texts == before + 1  # the early start's embedding is the one the recall used
+    assert fv.vector("who leads billing?") is not None and minilm.texts == before + 1

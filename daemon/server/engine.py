@@ -12,7 +12,8 @@ import logging
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Callable, TYPE_CHECKING, Any
+from concurrent.futures import Future
+from typing import Callable, TYPE_CHECKING, Any, TypeVar
 
 from ...indexer.vault.brain_folder import brain_folder
 from ...indexer.pages.db import open_db
@@ -39,6 +40,8 @@ if TYPE_CHECKING:  # names only: the model and the index load in the background,
     from ...indexer.pages.vault_index import VaultIndex
 
 log = logging.getLogger("brain.engine")
+
+T = TypeVar("T")
 
 
 class WallClock:
@@ -248,6 +251,15 @@ class Engine:
         fact_vectors = self.fact_vectors
         if fact_vectors is not None and text:
             fact_vectors.prefetch(text)
+
+    def embed_then(self, text: str, work: Callable[[], T]) -> Future[T] | None:
+        """Embed `text` on another thread and then run `work` there, while the caller does its
+        keyword work (recall: the facts arm beside the page arm); None without the model, or
+        when those threads are busy: the caller runs `work` itself (fact_vectors.embed_then)."""
+        fact_vectors = self.fact_vectors
+        if fact_vectors is None or not text:
+            return None
+        return fact_vectors.embed_then(text, work)
 
     def on_fact_insert(self, fid: int, text: str) -> None:
         """Store a new fact's embedding, for dedup and search, after the call has answered

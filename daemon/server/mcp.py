@@ -157,6 +157,16 @@ def engine_dispatcher(engine, *, gate: CallGate | None = None, ready: threading.
         finally:
             gate.leave()
 
+    def start_early(name: str, arguments) -> None:
+        """Start what a call will need before it reaches a worker thread: a recall's query
+        embedding (docs/architecture.md, "On the hot path"). Only a text is embedded, and
+        nothing is answered from it; the verb validates the call as ever."""
+        if name == "recall" and isinstance(arguments, dict):
+            query = arguments.get("query")
+            if isinstance(query, str) and query.strip():
+                engine.prefetch_embedding(query.strip())
+
+    dispatch_call.start_early = start_early  # type: ignore[attr-defined]
     return dispatch_call
 
 
@@ -195,6 +205,9 @@ def build_server(
 
     async def on_call_tool(ctx, params: types.CallToolRequestParams) -> dict:
         caller = caller_for(ctx).for_call(params.meta)
+        start_early = getattr(call, "start_early", None)
+        if start_early is not None:  # on the loop, so it runs while the call waits for a worker thread
+            start_early(params.name, params.arguments)
         # `arguments` is whatever the client sent; dispatch validates it
         if call_is_async:  # it only waits on a socket (the HTTP front end): no worker thread
             body, is_error = await call(params.name, params.arguments, caller)

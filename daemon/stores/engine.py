@@ -11,7 +11,8 @@ from __future__ import annotations
 import datetime as _dt
 import sqlite3
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any, Callable, Protocol, TypeVar
 
 from ..protocol.caller import Caller
 from ...indexer.vault.visibility import Viewer
@@ -25,6 +26,9 @@ if TYPE_CHECKING:  # names only: importing these loads numpy and tantivy, never 
     from ...indexer.embeddings.fact_vectors import FactVectors
     from ...indexer.embeddings.model_loader import ModelLoader
     from ...indexer.pages.vault_index import VaultIndex
+
+
+T = TypeVar("T")
 
 
 class Clock(Protocol):
@@ -134,6 +138,11 @@ class Engine(Protocol):
 
     def prefetch_embedding(self, text: str) -> None:
         """Start embedding the one text a call will need, while the call does its keyword work."""
+        ...
+
+    def embed_then(self, text: str, work: Callable[[], T]) -> Future[T] | None:
+        """Embed `text` on another thread and then run `work` there, while the caller does its
+        keyword work; None when it cannot (no model, threads busy): the caller runs `work`."""
         ...
 
     def dedup_degraded(self) -> bool:

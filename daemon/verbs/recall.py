@@ -104,12 +104,14 @@ def recall(engine: Engine, args: dict, caller: Caller) -> dict:
     query = (args.get("query") or "").strip()
     results = None
     degraded_cause = None
+    facts_later = None
     if query:
-        # both arms rank by the query's vector: the model starts now, and the page arm (whose
-        # keyword lookups come before its vector step) runs first, so they overlap
-        engine.prefetch_embedding(query)
+        # both arms rank by the query's vector: another thread embeds it and then runs the facts
+        # arm, while this one runs the page arm (whose keyword lookups come before its vector
+        # step); without the model, or with those threads busy, the arms run here in turn
+        facts_later = engine.embed_then(query, lambda: facts_arm(engine, args, caller, limit))
         results, degraded_cause = engine.search_pages(query, limit, caller)
-    rows = facts_arm(engine, args, caller, limit)
+    rows = facts_later.result() if facts_later is not None else facts_arm(engine, args, caller, limit)
     facts = [fact_projection(r) for r in rows]
     if caller.remote:
         _hide_private_successors(engine, facts, caller)

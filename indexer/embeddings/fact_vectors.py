@@ -28,27 +28,17 @@ import hashlib
 import logging
 import threading
 import time
-from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Iterable, Protocol, Sequence, TypeVar
+from typing import Callable, Iterable, Protocol, Sequence, TypeVar
 
 import numpy as np
 
+from .text_vectors import TextVectors
 from .vector_matrix import VectorMatrix
 
 log = logging.getLogger("brain.fact_vectors")
 
 BACKFILL_BATCH = 64
-# recent texts' vectors (a query the facts arm embedded serves the page arm; the text remember
-# compares is stored right after): 256 x 384 floats is 400 KB
-_QUERY_CACHE = 256
-# threads that embed a request's one text while the request does its keyword work (a core each)
-PREFETCH_THREADS = 2
-
-
-def _same_tokens(text: str) -> str:
-    """The key of a text's vector: runs of whitespace tokenize alike, so they embed alike."""
-    return " ".join(text.split())
 
 
 def _fingerprint(text: str) -> str:
@@ -71,6 +61,7 @@ class FactText(Protocol):
 
 
 T = TypeVar("T", bound=FactText)
+R = TypeVar("R")
 
 
 class VectorShelf(Protocol):
@@ -101,12 +92,9 @@ class FactVectors:
         self.embedder = embedder
         self.model_id = embedder.model_id
         self.dim = int(embedder.dim)
-        self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._in_flight: dict[str, Future] = {}   # texts being embedded now, by key
-        self._recent_lock = threading.Lock()
-        self._prefetch_pool = None
+        self.texts = TextVectors(embedder)   # one text's vector, made once
         self._closed = False
-        self.embedded = 0
+        self._embedded = 0   # facts embedded here (backfill, dedup candidates), beside self.texts'
         self._matrix: VectorMatrix | None = None  # loaded on the first search
         self._matrix_lock = threading.Lock()
         self._pending: dict[int, str] = {}   # fact id -> text: vectors the writer has yet to store
@@ -121,65 +109,26 @@ class FactVectors:
         return fact_key(self.model_id, text)
 
     def vector(self, text: str) -> np.ndarray:
-        """The unit vector of one text: recent texts are not embedded twice, and a text being
-        embedded (a prefetch) is waited for, not embedded again."""
-        key = _same_tokens(text)
-        with self._recent_lock:
-            hit = self._recent.get(key)
-            if hit is not None:
-                self._recent.move_to_end(key)
-                return hit
-            pending = self._in_flight.get(key)
-            if pending is None:
-                mine = self._in_flight[key] = Future()
-        if pending is not None:
-            return pending.result()
-        try:
-            vec = self.embedder.embed([key])[0]
-        except BaseException as e:
-            with self._recent_lock:
-                self._in_flight.pop(key, None)
-            mine.set_exception(e)
-            raise
-        self.embedded += 1
-        with self._recent_lock:
-            self._recent[key] = vec
-            while len(self._recent) > _QUERY_CACHE:
-                self._recent.popitem(last=False)
-            self._in_flight.pop(key, None)
-        mine.set_result(vec)
-        return vec
+        """The unit vector of one text (text_vectors.py: made once, recent ones kept)."""
+        return self.texts.vector(text)
 
     def prefetch(self, text: str) -> None:
-        """Start embedding `text` on another thread, so the model works while the caller does its
-        keyword work; `vector(text)` then waits for it. Never blocks, never raises."""
-        key = _same_tokens(text)
-        if not key:
-            return
-        with self._recent_lock:
-            if self._closed or key in self._recent or key in self._in_flight:
-                return
-            if self._prefetch_pool is None:
-                self._prefetch_pool = ThreadPoolExecutor(PREFETCH_THREADS, thread_name_prefix="brain-prefetch")
-            pool = self._prefetch_pool
-        try:
-            pool.submit(self._quietly, key)
-        except RuntimeError:  # shut down: the caller embeds it itself
-            pass
+        """Start embedding `text` beside the caller's keyword work (text_vectors.py)."""
+        self.texts.prefetch(text)
 
-    def _quietly(self, key: str) -> None:
-        try:
-            self.vector(key)
-        except Exception:  # a caller waiting on it gets the error; a later call embeds afresh
-            pass
+    def embed_then(self, text: str, work: Callable[[], R]) -> "Future[R] | None":
+        """Embed `text` and then run `work` on another thread (text_vectors.py); None: run it yourself."""
+        return self.texts.embed_then(text, work)
+
+    @property
+    def embedded(self) -> int:
+        """Texts this process embedded for facts and queries (for tests and stats)."""
+        return self._embedded + self.texts.embedded
 
     def close(self) -> None:
-        with self._recent_lock:
-            self._closed = True
-            pool, self._prefetch_pool = self._prefetch_pool, None
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+        self.texts.close()
         with self._pending_lock:
+            self._closed = True
             writer, self._writer = self._writer, None
         if writer is not None:  # the write in progress ends before the cache closes; the backfill
             writer.shutdown(wait=True, cancel_futures=True)  # makes the cancelled ones next start
@@ -271,8 +220,7 @@ class FactVectors:
             return None
         stored = self._stored(candidates)
         missing = [r for r in candidates if r.id not in stored]
-        with self._recent_lock:  # a text embedded moments ago is not embedded again
-            known = {r.id: self._recent.get(_same_tokens(r.fact)) for r in missing}
+        known = {r.id: self.texts.recent(r.fact) for r in missing}  # embedded moments ago: not again
         stored.update({fid: v for fid, v in known.items() if v is not None})
         pending = self.pending()  # the writer embeds these now: wait for it, not a second time
         stored.update({r.id: self.vector(r.fact) for r in missing
@@ -280,7 +228,7 @@ class FactVectors:
         missing = [r for r in missing if r.id not in stored]
         if missing:
             vecs = self.embedder.embed([r.fact for r in missing])
-            self.embedded += len(missing)
+            self._embedded += len(missing)
             self._put((r.id, r.fact, v) for r, v in zip(missing, vecs))
             stored.update({r.id: v for r, v in zip(missing, vecs)})
         q = self.vector(text)
@@ -299,7 +247,7 @@ class FactVectors:
             todo = [r for r in part if r.id not in have]
             if todo:
                 vecs = self.embedder.embed([r.fact for r in todo])
-                self.embedded += len(todo)
+                self._embedded += len(todo)
                 self._put((r.id, r.fact, v) for r, v in zip(todo, vecs))
                 n += len(todo)
         return n

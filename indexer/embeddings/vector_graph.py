@@ -221,7 +221,9 @@ class ContentGraph:
                     if k == 1:
                         return []
                     k = max(1, k // 2)
-            ranked = [(self._labels[int(lab)], float(1.0 - d)) for lab, d in zip(labels[0], dists[0])]
+            # whole arrays to Python at once: element by element, numpy scalars cost more than the search
+            cosines = (1.0 - dists[0]).tolist()
+            ranked = [(self._labels[lab], cos) for lab, cos in zip(labels[0].tolist(), cosines)]
         hashes = [h for h, _ in ranked]
         marks = ",".join("?" * len(hashes))
         ids: dict[str, list[int]] = {}

@@ -36,7 +36,7 @@ class VectorMatrix:
         if not known:
             return {}
         sims = self.rows[[self.pos[i] for i in known]] @ q
-        return {fid: float(v) for fid, v in zip(known, sims)}
+        return dict(zip(known, sims.tolist()))
 
     def top(self, q: np.ndarray, k: int, ids: Sequence[int] | None = None) -> list[tuple[int, float]]:
         if ids is None:
@@ -53,4 +53,4 @@ class VectorMatrix:
         else:
             best = np.arange(len(scores))
         best = best[np.argsort(-scores[best], kind="stable")]
-        return [(int(row_ids[i]), float(scores[i])) for i in best]
+        return list(zip(row_ids[best].tolist(), scores[best].tolist()))
