@@ -18,7 +18,8 @@ import datetime as _dt
 import logging
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from .. import config as config_mod
 from ..protocol.caller import Caller
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from ..places import Places
 
 log = logging.getLogger("brain.front_end")
+T = TypeVar("T")
 
 
 class _Clock:
@@ -176,6 +178,14 @@ class StoreEngine:
     def prefetch_embedding(self, text: str) -> None:
         if self.fact_vectors is not None and text:
             self.fact_vectors.prefetch(text)
+
+    def embed_then(self, text: str, work: Callable[[], T]) -> Future[T] | None:
+        """Embed `text` on another thread, then run `work` there (recall's facts arm beside its
+        page arm); None without the model or when those threads are busy."""
+        if self.fact_vectors is None or not text:
+            return None
+        later: Future[T] | None = self.fact_vectors.embed_then(text, work)
+        return later
 
     def on_fact_insert(self, fid: int, text: str) -> None:
         # at once, not later: another front end may be asked about this fact next (a
