@@ -264,6 +264,8 @@ def search_pages(index, query: str, limit: int, *, viewer: Viewer = WORLD, embed
         for hits in (vec, cards):
             for place, (pid, _, _) in enumerate(hits):
                 meaning[pid] = min(place, meaning.get(pid, place))
+    ranked_scores = sorted(fused.values(), reverse=True)[:2]
+    second = ranked_scores[1] if len(ranked_scores) > 1 else 0.0
     results = []
     for pid in order:
         row = rows.get(pid)
@@ -275,7 +277,8 @@ def search_pages(index, query: str, limit: int, *, viewer: Viewer = WORLD, embed
                                cosine=vec_hit[pid][1] if pid in vec_hit else None, lexical=pid in kw_chunk,
                                cover=coverage(idf, chunks[cid][2]) if cid in chunks else 0.0,
                                share=fused.get(pid, 0.0) / top,
-                               meaning_rank=None if meaning is None else meaning.get(pid, len(fused)))
+                               meaning_rank=None if meaning is None else meaning.get(pid, len(fused)),
+                               lead=_lead(fused.get(pid, 0.0), top, second))
         results.append({
             "slug": row["slug"],
             "title": row["title"] or row["slug"],
@@ -291,6 +294,12 @@ def search_pages(index, query: str, limit: int, *, viewer: Viewer = WORLD, embed
         if len(results) >= limit:
             break
     return results, degraded
+
+
+def _lead(score: float, best: float, second: float) -> float:
+    """A page's score over the best other page's: above 1 only for a leader."""
+    other = second if score >= best else best
+    return score / other if other > 0 else float("inf")
 
 
 def _stale(vault, row) -> bool:
