@@ -6,7 +6,11 @@ most). The keyword arm's weight is the share of the query (idf-weighted) its
 best chunk on that page holds: a keyword hit on two words of a twelve-word
 question is weak evidence, while the same page found by meaning is not. Two
 terms keep what ranks alone lose: how far the keyword leader is ahead of the
-rest, and how close in meaning the best chunk is. The weights were chosen on
+rest, and how close in meaning the best chunk is. A long question (more
+than KEYWORD_WORDS telling words) weighs the keyword list less, by
+KEYWORD_WORDS / its words: BM25 over a dozen words finds pages that share
+two or three of them (a title word, "package", "version"), while the
+vectors read the sentence whole. The weights were chosen on
 bench/eval_pages.py's tuning sets (npm-tune, the sample_brain questions and
 headings), never on the reported set.
 """
@@ -21,12 +25,13 @@ CARD_RANK = 0.75           # the nearest-card list's weight
 KEYWORD_LEAD = 0.4         # keyword score as a share of the best, times coverage squared
 COSINE = 0.5               # the best chunk's cosine above COSINE_FLOOR
 COSINE_FLOOR = 0.3
+KEYWORD_WORDS = 6          # telling query words up to which the keyword list keeps its full weight
 
 
-def fuse(keyword, cover: dict[int, float], chunks, cards) -> dict[int, float]:
+def fuse(keyword, cover: dict[int, float], chunks, cards, words: int = 1) -> dict[int, float]:
     """page id → fused score. `keyword`: [(page, chunk, score)] best first; `cover`: page →
     coverage of its keyword chunk (a page left out counts as the leader's); `chunks`, `cards`:
-    [(page, chunk, cosine)] best first, one per page."""
+    [(page, chunk, cosine)] best first, one per page; `words`: the query's telling words."""
     fused: dict[int, float] = {}
     if not (chunks or cards):   # keyword only: the keyword scores as they stand
         best = keyword[0][2] if keyword else 1.0
@@ -34,9 +39,10 @@ def fuse(keyword, cover: dict[int, float], chunks, cards) -> dict[int, float]:
     if keyword:
         best = keyword[0][2] or 1.0
         lead_cover = cover.get(keyword[0][0], 1.0)
+        weight = min(1.0, KEYWORD_WORDS / max(1, words))
         for rank, (pid, _, score) in enumerate(keyword[:DEPTH]):
             c = cover.get(pid, lead_cover)
-            fused[pid] = KEYWORD_RANK * c / (RANK_K + rank + 1) + KEYWORD_LEAD * (score / best) * c * c
+            fused[pid] = weight * (KEYWORD_RANK * c / (RANK_K + rank + 1) + KEYWORD_LEAD * (score / best) * c * c)
     for weight, hits in ((CHUNK_RANK, chunks), (CARD_RANK, cards)):
         for rank, (pid, _, _) in enumerate(hits[:DEPTH]):
             fused[pid] = fused.get(pid, 0.0) + weight / (RANK_K + rank + 1)

@@ -220,7 +220,7 @@ def search_pages(index, query: str, limit: int, *, viewer: Viewer = WORLD, embed
             degraded = KEYWORD_ONLY
 
     cover = {pid: coverage(idf, chunks[cid][2]) for pid, cid, _ in kw if cid in chunks}
-    fused = fuse(kw, cover, vec, cards)
+    fused = fuse(kw, cover, vec, cards, words=len(wanted))
     near = {pid: cos for pid, _, cos in cards}
     near.update((pid, max(cos, near.get(pid, cos))) for pid, _, cos in vec)
     found = {pid for pid, _, _ in kw}
@@ -257,6 +257,15 @@ def search_pages(index, query: str, limit: int, *, viewer: Viewer = WORLD, embed
         f"WHERE id IN ({_marks(order)})", order)}
 
     top = max(fused.values(), default=0.0) or 1.0
+    # each page's best place by meaning (evidence.py AGREE); None when the vectors took no part
+    meaning: dict[int, int] | None = None
+    if degraded is None:
+        meaning = {}
+        for hits in (vec, cards):
+            for place, (pid, _, _) in enumerate(hits):
+                meaning[pid] = min(place, meaning.get(pid, place))
+    ranked_scores = sorted(fused.values(), reverse=True)[:2]
+    second = ranked_scores[1] if len(ranked_scores) > 1 else 0.0
     results = []
     for pid in order:
         row = rows.get(pid)
@@ -267,7 +276,9 @@ def search_pages(index, query: str, limit: int, *, viewer: Viewer = WORLD, embed
         evidence = evidence_of(exact=exact_arm.get(pid), tokens=tokens, title=row["title"] or "",
                                cosine=vec_hit[pid][1] if pid in vec_hit else None, lexical=pid in kw_chunk,
                                cover=coverage(idf, chunks[cid][2]) if cid in chunks else 0.0,
-                               share=fused.get(pid, 0.0) / top)
+                               share=fused.get(pid, 0.0) / top,
+                               meaning_rank=None if meaning is None else meaning.get(pid, len(fused)),
+                               lead=_lead(fused.get(pid, 0.0), top, second))
         results.append({
             "slug": row["slug"],
             "title": row["title"] or row["slug"],
@@ -283,6 +294,12 @@ def search_pages(index, query: str, limit: int, *, viewer: Viewer = WORLD, embed
         if len(results) >= limit:
             break
     return results, degraded
+
+
+def _lead(score: float, best: float, second: float) -> float:
+    """A page's score over the best other page's: above 1 only for a leader."""
+    other = second if score >= best else best
+    return score / other if other > 0 else float("inf")
 
 
 def _stale(vault, row) -> bool:
