@@ -104,3 +104,12 @@ def test_a_turn_that_says_little_does_not_win_on_the_name_it_shares(model_engine
     answer = remember(engine, local, "Nadia: Sam mixes sound for bands, live gigs mostly")
     chat(engine, local, "Nadia", SMALL_TALK[:5])
     assert recall_ids(engine, local, "What does Sam do for a living?")[0] == answer
+
+
+def test_last_saturday_in_a_turn_is_the_saturday_before_it_was_said(engine, local):
+    # said on Wednesday 2024-03-06: "last Saturday" is 2024-03-02, a date the turn never spells
+    said = remember(engine, local, "Tom: climbing last Saturday with Priya",
+                    provenance="conversation c1, session 3, 2024-03-06")
+    remember(engine, local, "Tom: climbing next Saturday with Jonas",
+             provenance="conversation c1, session 4, 2024-03-20")
+    assert recall_ids(engine, local, "who was Tom climbing with on 2024-03-02?")[0] == said
