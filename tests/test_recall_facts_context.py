@@ -1,6 +1,7 @@
 """recall's facts ranking on conversations (docs/architecture.md, "Facts ranking"): a name in
-every turn does not win on its own, a turn that points at its subject rises with the turn
-before it, and a question naming a day relative to today meets the facts of that day."""
+every turn does not win on its own, nor does a short turn on the one rare word it shares, a
+turn that points at its subject (one or two turns back) rises with the turn that names it, and
+a question naming a day relative to today meets the facts of that day."""
 
 from __future__ import annotations
 
@@ -77,3 +78,38 @@ def test_a_question_about_last_saturday_meets_that_days_facts(engine, local):
     swim = remember(engine, local, "Went swimming at the lido", provenance=f"chat {three_ago.isoformat()}")
     remember(engine, local, "Went swimming in the lake", provenance=f"chat {(today - dt.timedelta(days=9)).isoformat()}")
     assert recall_ids(engine, local, "where did I swim 3 days ago?")[0] == swim
+
+
+def test_the_answer_two_turns_after_its_subject_comes_with_it(model_engine, local):
+    engine = model_engine
+    chat(engine, local, "Tom", SMALL_TALK[:6])
+    named = remember(engine, local, "Nadia: my niece has officially renamed the cat")
+    remember(engine, local, "Tom: what? to what")
+    answer = remember(engine, local, "Nadia: Mango")  # no word of the question, two turns on
+    chat(engine, local, "Tom", SMALL_TALK[6:12])
+    got = recall_ids(engine, local, "What new name did the cat get?")
+    assert got[0] == named, got
+    assert answer in got, got  # lifted by the turn two before it, which names its subject
+
+
+def test_a_turn_that_says_little_does_not_win_on_the_name_it_shares(model_engine, local):
+    # "how's Sam doing" holds the question's one rare word and little else: short, it would win
+    # BM25 and the cosine over the turn that answers
+    engine = model_engine
+    for i, line in enumerate(SMALL_TALK):
+        remember(engine, local, f"{'Tom' if i % 2 else 'Nadia'}: {line}")
+    for i, line in enumerate(["how's Sam doing", "and Sam?", "classic Sam"]):
+        remember(engine, local, f"Tom: {line}")
+        remember(engine, local, f"Nadia: {SMALL_TALK[i]}")
+    answer = remember(engine, local, "Nadia: Sam mixes sound for bands, live gigs mostly")
+    chat(engine, local, "Nadia", SMALL_TALK[:5])
+    assert recall_ids(engine, local, "What does Sam do for a living?")[0] == answer
+
+
+def test_last_saturday_in_a_turn_is_the_saturday_before_it_was_said(engine, local):
+    # said on Wednesday 2024-03-06: "last Saturday" is 2024-03-02, a date the turn never spells
+    said = remember(engine, local, "Tom: climbing last Saturday with Priya",
+                    provenance="conversation c1, session 3, 2024-03-06")
+    remember(engine, local, "Tom: climbing next Saturday with Jonas",
+             provenance="conversation c1, session 4, 2024-03-20")
+    assert recall_ids(engine, local, "who was Tom climbing with on 2024-03-02?")[0] == said

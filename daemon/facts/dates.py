@@ -3,7 +3,9 @@
 A fact is indexed with the words of its days beside its text: the ISO dates
 its provenance names ("chat 2023-05-07" — when it was said, which an agent
 remembering an older conversation puts there), else the day it was saved
-(`valid_from`). "2023-05-07" becomes `2023 may 7 sunday`, so a
+(`valid_from`), and the days its text names relative to that day ("we
+went climbing last Saturday", said on 2023-05-07, also gets Saturday
+2023-05-06). "2023-05-07" becomes `2023 may 7 sunday`, so a
 question asking about "May" or "7 May 2023" can match the facts of that day.
 A question's own ISO dates and the days it names relative to today ("today",
 "yesterday", "3 days ago", "last Saturday") become the same words.
@@ -36,11 +38,14 @@ def day_words(day: _dt.date) -> str:
     return f"{day.year} {MONTHS[day.month - 1]} {day.day} {WEEKDAYS[day.weekday()]}"
 
 
-def date_words(valid_from, provenance) -> str:
+def date_words(valid_from, provenance, text=None) -> str:
     """The words of the fact's days: those its provenance names (when it was said), else the
-    day it was saved. Never raises: a malformed date only means fewer words."""
+    day it was saved, and the days its text names relative to the first of them ("yesterday",
+    "3 days ago", "last Saturday"). Never raises: a malformed date only means fewer words."""
     days: list[_dt.date] = []
-    for day in _days(provenance)[:3] or _days(valid_from)[:1]:
+    said = _days(provenance)[:3] or _days(valid_from)[:1]
+    named = _named_days(text, said[0]) if said and isinstance(text, str) else []
+    for day in said + named[:3]:
         if day not in days:
             days.append(day)
     return " ".join(day_words(d) for d in days)
@@ -70,12 +75,18 @@ def _relative_days(query: str, today: _dt.date) -> list[_dt.date]:
     return out
 
 
-def query_date_words(query: str, today: _dt.date) -> str:
-    """Day words for the dates a question names: ISO days, "today", "yesterday", "3 days
-    ago", "last Saturday", "the day before yesterday"."""
-    days = _days(query) + _relative_days(query, today)
-    lowered = re.sub(r"the day before yesterday", "", query.lower())
+def _named_days(text: str, today: _dt.date) -> list[_dt.date]:
+    """The days `text` names relative to `today`: "today", "yesterday", "3 days ago", "last
+    Saturday", "the day before yesterday"."""
+    days = _relative_days(text, today)
+    lowered = re.sub(r"the day before yesterday", "", text.lower())
     for word in re.findall(r"[a-z]+", lowered):
         if word in _RELATIVE_DAYS:
             days.append(today - _dt.timedelta(days=_RELATIVE_DAYS[word]))
-    return " ".join(day_words(d) for d in days[:3])
+    return days
+
+
+def query_date_words(query: str, today: _dt.date) -> str:
+    """Day words for the dates a question names: ISO days, "today", "yesterday", "3 days
+    ago", "last Saturday", "the day before yesterday"."""
+    return " ".join(day_words(d) for d in (_days(query) + _named_days(query, today))[:3])

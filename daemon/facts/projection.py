@@ -179,7 +179,7 @@ class Projection:
         )
         # the keyword index sees the fact and its dates (expiry is the facts row's business)
         self.db.execute("INSERT OR REPLACE INTO facts_fts(rowid, text, date) VALUES (?, ?, ?)",
-                        (fid, rec["fact"], date_words(valid_from, rec.get("source"))))
+                        (fid, rec["fact"], date_words(valid_from, rec.get("source"), rec["fact"])))
         self.db.execute("INSERT OR REPLACE INTO fact_lines(id, owned, ord, src, line_no, digest) VALUES (?,?,?,?,?,?)",
                         (fid, *src.precedence(rec["id"], line_no), digest))
         key = rec.get("call_key")

@@ -8,8 +8,8 @@ import sqlite3
 from ...indexer.vault.timestamps import now_iso
 
 # 2: facts_fts, the keyword index over fact text; 3: several logs, claimed ids, the line each fact came from;
-# 4: call_keys
-SCHEMA_VERSION = 4
+# 4: call_keys; 5: a fact's date words hold the days its text names relative to its own ("last Saturday")
+SCHEMA_VERSION = 5
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);

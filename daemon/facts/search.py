@@ -14,10 +14,14 @@ Two arms, combined by score (docs/architecture.md, "Facts ranking"):
   embedding model has loaded; with such a common word in the question, to
   the mean of the question's vector and that of the question without it.
 
-A fact's score is its cosine plus a share of its BM25, plus a share of its
-best neighbour's score (`neighbours.py`: the turn before or after it in the
-same conversation), so a turn that only points at its subject ("look at
-this!") rises with the turn that names it. A fact is returned only when it
+A fact's own score is its cosine plus a share of its BM25, cut down when
+the fact says little (a few content words: "how's Sam" shares the
+question's one rare word and would win on it). Its score is that plus a
+share of its best neighbour's own score (`neighbours.py`: the turns up to
+two before or after it in the same conversation, the nearer lending more),
+so a turn that only points at its subject ("look at this!", "Mango" two
+turns after "she renamed the cat") rises with the turn that names it.
+A fact is returned only when it
 or a neighbour matched (a keyword hit, or a cosine at or above
 VECTOR_FLOOR): a query that matches nothing returns nothing.
 """
@@ -25,6 +29,7 @@ VECTOR_FLOOR): a query that matches nothing returns nothing.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -50,7 +55,9 @@ VECTOR_FLOOR = 0.4
 TEXT_WEIGHT, DATE_WEIGHT = 1.0, 0.3
 # chosen on bench/data/hard/conv_a.md (`bench/retrieval_eval.py --set hard-tune`), never on the report set
 KEYWORD_SHARE = 0.3     # weight of the BM25 (relative to the best keyword hit) beside the cosine
-NEIGHBOUR_SHARE = 0.5   # share of the best neighbour's score a fact adds to its own
+NEIGHBOUR_SHARE = 0.5   # share of the best neighbour's score a fact adds to its own ...
+DISTANCE_DECAY = 0.5    # ... times this for each turn further away (neighbours.WINDOW turns at most)
+SAYS_LITTLE = 5         # a fact with n < this many content words keeps n / SAYS_LITTLE of its own score
 NEIGHBOUR_FLOOR = 0.15  # cosine a fact that matched nothing itself needs to come with a neighbour
 COMMON_SHARE = 0.2      # a word in more than this share of the facts' text is left out of the keyword arm
 COMMON_MIN_FACTS = 20   # ... once there are enough facts to say
@@ -182,37 +189,76 @@ def _filtered_top(store, top, clauses: list[str], params: list, depth: int) -> l
         k *= 4
 
 
-def _symmetric(pairs: dict[int, list[int]]) -> dict[int, set[int]]:
-    out: dict[int, set[int]] = {}
+def _symmetric(pairs: dict[int, list[tuple[int, int]]]) -> dict[int, dict[int, int]]:
+    out: dict[int, dict[int, int]] = {}
     for i, js in pairs.items():
-        for j in js:
-            out.setdefault(i, set()).add(j)
-            out.setdefault(j, set()).add(i)
+        for j, d in js:
+            for a, b in ((i, j), (j, i)):
+                out.setdefault(a, {})[b] = min(d, out.get(a, {}).get(b, d))
     return out
 
 
-def fuse(ids: set[int], keyword: dict[int, float], cosine: dict[int, float], near: dict[int, set[int]],
-         floor: float, hybrid: bool) -> list[int]:
-    """Fact ids, best first: each fact's own score (cosine plus KEYWORD_SHARE of its BM25
-    relative to the best keyword hit; BM25 alone without vectors) plus NEIGHBOUR_SHARE of its
-    best neighbour's. A fact is returned when it matched (a keyword hit, or a cosine at or
-    above `floor`: a query that matches nothing returns nothing), or when a neighbour matched
-    and its own cosine is not unrelated (NEIGHBOUR_FLOOR): "look at this!" comes with the
-    turn before it, an unrelated note saved next to a hit does not."""
+def fuse(ids: set[int], keyword: dict[int, float], cosine: dict[int, float], near: dict[int, dict[int, int]],
+         floor: float, hybrid: bool, limit: int,
+         weigh: Callable[[list[int]], dict[int, float]] | None = None) -> list[int]:
+    """The best `limit` fact ids, best first: each fact's own score (cosine plus KEYWORD_SHARE
+    of its BM25 relative to the best keyword hit; BM25 alone without vectors) times its
+    weight (`weigh(ids)`, at most 1: `says_little`), plus NEIGHBOUR_SHARE × DISTANCE_DECAY **
+    (turns apart - 1) of its best neighbour's own score, unweighted: "what? to what" says
+    little itself, but it lends what it matched to "Mango", the turn that answers it. A fact
+    is returned when it matched (a keyword hit, or a cosine at or above `floor`: a query
+    that matches nothing returns nothing), or when a neighbour matched and its own cosine is
+    not unrelated (NEIGHBOUR_FLOOR): "look at this!" comes with the turn before it, an
+    unrelated note saved next to a hit does not."""
     top = max(keyword.values(), default=0.0) or 1.0
     own = {}
     for fid in ids:
         kw = keyword.get(fid, 0.0) / top
         own[fid] = cosine.get(fid, 0.0) + KEYWORD_SHARE * kw if hybrid else kw
     matched = {fid for fid in ids if fid in keyword or cosine.get(fid, 0.0) >= floor}
-    scores = {}
+    lent = {}
     for fid in ids:
-        around = near.get(fid, ())
+        around = near.get(fid, {})
         if fid not in matched and (not hybrid or cosine.get(fid, 0.0) < NEIGHBOUR_FLOOR
                                    or not any(n in matched for n in around)):
             continue
-        scores[fid] = own[fid] + NEIGHBOUR_SHARE * max((own.get(n, 0.0) for n in around), default=0.0)
-    return sorted(scores, key=lambda fid: (-scores[fid], -fid))
+        lent[fid] = NEIGHBOUR_SHARE * max(
+            (DISTANCE_DECAY ** (d - 1) * own.get(n, 0.0) for n, d in around.items()), default=0.0)
+    # a weight only lowers a score: weigh the facts best first by their unweighted score, and
+    # stop once `limit` weighted scores beat every unweighted one left (the same answer as
+    # weighing all of them, for the price of a few dozen)
+    upper = sorted(lent, key=lambda fid: (-(own[fid] + lent[fid]), -fid))
+    scores: dict[int, float] = {}
+    for at in range(0, len(upper), 2 * limit):
+        if len(scores) >= limit and sorted(scores.values())[-limit] > own[upper[at]] + lent[upper[at]]:
+            break
+        batch = upper[at:at + 2 * limit]
+        weight = weigh(batch) if weigh else {}
+        for fid in batch:
+            scores[fid] = own[fid] * weight.get(fid, 1.0) + lent[fid]
+    return sorted(scores, key=lambda fid: (-scores[fid], -fid))[:limit]
+
+
+_SPEAKER = re.compile(r"^[^\W\d][\w .'-]{0,39}:\s")  # "Tom: ", "Mary-Jane O'Neil: "
+
+
+def says_little(store, ids: list[int]) -> dict[int, float]:
+    """fact id -> the share of its own score a fact keeps for how little it says: its content
+    words (after a leading speaker label) over SAYS_LITTLE, for the facts with fewer. "how's Sam"
+    shares the question's one rare word and, being short, wins BM25 and the cosine over the
+    turn that answers; a turn with a few words to say is rarely the answer (tune set: the
+    evidence turns have 14 words at the median, 4 % have 4 or fewer)."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    with store.lock:
+        rows = store.db.execute(f"SELECT id, fact FROM facts WHERE id IN ({marks})", sorted(ids)).fetchall()
+    out = {}
+    for fid, text in rows:
+        n = sum(1 for w in _WORD.findall(_SPEAKER.sub("", text, count=1).lower()) if w not in STOPWORDS)
+        if n < SAYS_LITTLE:
+            out[fid] = n / SAYS_LITTLE
+    return out
 
 
 def rank_facts(store: "FactReads", vectors: "FactVectorsStore | None", query: str, scope: FactScope, viewer: Viewer,
@@ -234,13 +280,14 @@ def rank_facts(store: "FactReads", vectors: "FactVectorsStore | None", query: st
         cosine = dict(vector_ranked(store, vectors, qv, scoped, clauses, args, depth))
     found = set(keyword) | set(cosine)
     pairs = neighbours(store, sorted(found))
-    around = {j for js in pairs.values() for j in js} - found
+    around = {j for js in pairs.values() for j, _ in js} - found
     # a neighbour outside the caller's scope (private, expired) lends no score; one beyond the
     # keyword arm's depth lends only its cosine
     around = _in_scope(store, sorted(around), clauses, args)
     if vectors is not None:
         cosine.update(vectors.cosines(qv, sorted((found | around) - set(cosine))))
-    ids = fuse(found | around, keyword, cosine, _symmetric(pairs), floor, vectors is not None)[:limit]
+    ids = fuse(found | around, keyword, cosine, _symmetric(pairs), floor, vectors is not None, limit,
+               lambda batch: says_little(store, batch))
     if not ids:
         return []
     rows = store.select([*clauses, f"id IN ({','.join('?' * len(ids))})"], [*args, *ids], ORDER_SQL[Order.ID], None)
