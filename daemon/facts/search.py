@@ -253,6 +253,11 @@ def says_little(store, ids: list[int]) -> dict[int, float]:
     marks = ",".join("?" * len(ids))
     with store.lock:
         rows = store.db.execute(f"SELECT id, fact FROM facts WHERE id IN ({marks})", sorted(ids)).fetchall()
+    return little_shares(rows)
+
+
+def little_shares(rows) -> dict[int, float]:
+    """says_little's rule over (id, text) rows, whichever store read them."""
     out = {}
     for fid, text in rows:
         n = sum(1 for w in _WORD.findall(_SPEAKER.sub("", text, count=1).lower()) if w not in STOPWORDS)

@@ -53,7 +53,7 @@ def adopt(store: PgFactsStore, facts: Sequence[Fact]) -> int:
                                      f.visibility, f.source, f.source_session, f.context, f.confidence,
                                      f.notability, f.valid_from, f.valid_until, f.created_at, f.expired_at,
                                      f.expire_reason, f.superseded_by, words(f.fact),
-                                     date_words(f.valid_from, f.source)))
+                                     date_words(f.valid_from, f.source, f.fact)))
                 changed += cur.rowcount
                 if cur.rowcount == 0 and f.expired_at is not None:
                     cur.execute(_ADOPT_EXPIRY, (f.expired_at, f.expire_reason, f.superseded_by, f.id, f.expired_at))

@@ -33,9 +33,9 @@ import numpy as np
 import psycopg
 
 from ....indexer.vault.visibility import Viewer
-from ...facts.neighbours import NEIGHBOUR_GAP_S
+from ...facts.neighbours import NEIGHBOUR_GAP_S, WINDOW
 from ...facts.search import (COMMON_MIN_FACTS, COMMON_SHARE, COMMON_WINDOW, DATE_WEIGHT, DEPTH, TEXT_WEIGHT,
-                             VECTOR_FLOOR, content_words, fuse, query_vector)
+                             VECTOR_FLOOR, content_words, fuse, little_shares, query_vector)
 from ..facts import Fact, FactScope, Order
 from .facts_scope_sql import ORDER_SQL, SqlArgs, clauses as scope_clauses, where_sql
 from .page_load import vector_text
@@ -73,19 +73,23 @@ WHERE starts_with(model, %s) AND id IN (SELECT id FROM facts{where})
 ORDER BY embedding <=> %s::vector LIMIT %s
 """
 _COSINES = "SELECT id, 1 - (embedding <=> %s::vector) FROM fact_vectors WHERE id = ANY(%s) AND starts_with(model, %s)"
-# the fact saved just before and just after each one, in its conversation (daemon/facts/neighbours.py)
+# the facts saved up to WINDOW turns before and after each one, in its conversation, with how many
+# turns away each is (daemon/facts/neighbours.py)
 _NEIGHBOURS = """
-SELECT f.id, f.created_at, n.id, n.entity_slug, n.created_at
+SELECT f.id, f.created_at, n.way, n.step, n.id, n.entity_slug, n.created_at
 FROM facts f CROSS JOIN LATERAL (
-    (SELECT g.id, g.entity_slug, g.created_at FROM facts g
+    (SELECT -1 AS way, row_number() OVER (ORDER BY g.created_at DESC, g.id DESC) AS step,
+            g.id, g.entity_slug, g.created_at FROM facts g
      WHERE g.source = f.source AND g.source_session IS NOT DISTINCT FROM f.source_session
-       AND (g.created_at, g.id) < (f.created_at, f.id) ORDER BY g.created_at DESC, g.id DESC LIMIT 1)
+       AND (g.created_at, g.id) < (f.created_at, f.id) ORDER BY g.created_at DESC, g.id DESC LIMIT %s)
     UNION ALL
-    (SELECT g.id, g.entity_slug, g.created_at FROM facts g
+    (SELECT 1 AS way, row_number() OVER (ORDER BY g.created_at, g.id) AS step,
+            g.id, g.entity_slug, g.created_at FROM facts g
      WHERE g.source = f.source AND g.source_session IS NOT DISTINCT FROM f.source_session
-       AND (g.created_at, g.id) > (f.created_at, f.id) ORDER BY g.created_at, g.id LIMIT 1)
+       AND (g.created_at, g.id) > (f.created_at, f.id) ORDER BY g.created_at, g.id LIMIT %s)
 ) n
 WHERE f.id = ANY(%s) AND f.entity_slug IS NULL
+ORDER BY f.id, n.way, n.step
 """
 
 
@@ -138,16 +142,36 @@ def in_scope(conn: psycopg.Connection, ids: Iterable[int], where: list[str], arg
     return {int(r[0]) for r in rows}
 
 
-def neighbours(conn: psycopg.Connection, ids: list[int]) -> dict[int, set[int]]:
-    """fact id -> its neighbours, both ways (daemon/facts/neighbours.py says what a neighbour is)."""
-    out: dict[int, set[int]] = {}
+def neighbours(conn: psycopg.Connection, ids: list[int]) -> dict[int, dict[int, int]]:
+    """fact id -> {neighbour id: turns apart}, both ways (daemon/facts/neighbours.py says what a
+    neighbour is: each step along the conversation at most NEIGHBOUR_GAP_S after the one before,
+    never through a fact filed under an entity)."""
+    out: dict[int, dict[int, int]] = {}
     if not ids:
         return out
-    for fid, created, other, entity, other_created in conn.execute(_NEIGHBOURS, (ids,)).fetchall():
-        if entity is None and abs(_seconds(other_created) - _seconds(created)) <= NEIGHBOUR_GAP_S:
-            out.setdefault(int(fid), set()).add(int(other))
-            out.setdefault(int(other), set()).add(int(fid))
+    walk: tuple[int, int] | None = None
+    last, stopped = 0.0, False
+    for fid, created, way, step, other, entity, other_created in conn.execute(
+            _NEIGHBOURS, (WINDOW, WINDOW, ids)).fetchall():
+        if walk != (fid, way):   # a new walk away from fid
+            walk, last, stopped = (fid, way), _seconds(created), False
+        if stopped:
+            continue
+        at = _seconds(other_created)
+        if entity is not None or abs(at - last) > NEIGHBOUR_GAP_S:
+            stopped = True
+            continue
+        last = at
+        for a, b in ((int(fid), int(other)), (int(other), int(fid))):
+            out.setdefault(a, {})[b] = min(int(step), out.get(a, {}).get(b, int(step)))
     return out
+
+
+def says_little(conn: psycopg.Connection, ids: list[int]) -> dict[int, float]:
+    """daemon/facts/search.py's says_little, read from this store."""
+    if not ids:
+        return {}
+    return little_shares(conn.execute("SELECT id, fact FROM facts WHERE id = ANY(%s)", (sorted(ids),)).fetchall())
 
 
 def _seconds(ts: str) -> float:
@@ -206,7 +230,8 @@ def rank_facts(store: "PgFactsStore", vectors: "FactVectorsStore | None", query:
         around = in_scope(conn, {j for i in found for j in near.get(i, ())} - found, where, args)
         if arm is not None:
             cosine.update(arm.cosines((found | around) - set(cosine)))
-    ids = fuse(found | around, keyword, cosine, near, floor, vectors is not None)[:limit]
+        ids = fuse(found | around, keyword, cosine, near, floor, vectors is not None, limit,
+                   lambda batch: says_little(conn, batch))
     if not ids:
         return []
     rows = store.select([*where, "id = ANY(%s)"], [*args, ids], ORDER_SQL[Order.ID], None)

@@ -263,7 +263,7 @@ class PgFactsStore(FactVectorRows):
         def work(conn: psycopg.Connection) -> int:
             row = conn.execute(_INSERT, (fact, normalize_text(fact), fact.lower(), kind, entity_slug, visibility,
                                          source, source_session, context, ts, valid_until, ts,
-                                         words(fact), date_words(ts, source))).fetchone()
+                                         words(fact), date_words(ts, source, fact))).fetchone()
             assert row is not None
             fid = int(row[0])
             conn.execute(_COUNT_WORDS, (fid,))
@@ -302,7 +302,7 @@ class PgFactsStore(FactVectorRows):
         def work(conn: psycopg.Connection) -> int:
             with conn.cursor() as cur:
                 cur.executemany(f"UPDATE facts SET norm = %s, folded = %s, document = {DOCUMENT} WHERE id = %s",
-                                [(normalize_text(text), text.lower(), words(text), date_words(valid_from, source),
+                                [(normalize_text(text), text.lower(), words(text), date_words(valid_from, source, text),
                                   fid) for fid, text, valid_from, source in rows])
             for statement in _RECOUNT_WORDS.strip().split(";"):
                 conn.execute(statement)
