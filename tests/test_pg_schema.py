@@ -83,6 +83,32 @@ def test_a_database_newer_than_this_code_is_refused(pg_dsn):
             schema.migrate(conn)
 
 
+def test_a_front_end_on_a_newer_database_answers_unavailable_with_the_fix(pg_dsn):
+    # a rolling upgrade: the indexer's newer brain migrated the store before this front end's
+    import psycopg
+
+    from brain.daemon.protocol.errors import Unavailable
+    from brain.daemon.stores.facts import FactScope
+    from brain.daemon.stores.postgres import schema
+    from brain.daemon.stores.postgres.facts_store import PgFactsStore
+    from brain.daemon.stores.postgres.open_store import StoreUnavailable, check
+    from brain.indexer.vault.visibility import Viewer
+
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        schema.migrate(conn)
+        conn.execute("INSERT INTO schema_migrations (version) VALUES (%s)", (schema.LATEST + 1000,))
+    store = PgFactsStore(pg_dsn)
+    try:
+        with pytest.raises(Unavailable) as refused:
+            store.count(FactScope(), Viewer.owner(), 10)
+        assert "upgrade brain" in refused.value.suggestion.lower()
+    finally:
+        store.close()
+    with pytest.raises(StoreUnavailable) as cli:
+        check(pg_dsn)
+    assert "upgrade brain" in (cli.value.fix or "")
+
+
 def test_a_lower_version_added_later_is_still_applied(pg_dsn):
     """Versions are numbered in ranges (facts, cursors and auth 10-19; pages 20 and up): a
     database migrated without one of them gets it at the next start."""

@@ -20,6 +20,7 @@ from typing import Iterator
 
 import psycopg
 
+from ...protocol.errors import Unavailable
 from . import schema
 
 IDLE_KEPT = 8            # idle connections kept for the next calls
@@ -46,6 +47,11 @@ class Connections:
         if not self.migrated:
             try:
                 schema.migrate(conn)
+            except schema.SchemaTooNew as e:
+                conn.close()
+                # an agent's call gets the reason and the fix, not an internal error (docs/scaling.md)
+                raise Unavailable(str(e), "Upgrade brain on this host to the version the indexer runs, then "
+                                          "restart this front end.") from None
             except BaseException:
                 conn.close()
                 raise

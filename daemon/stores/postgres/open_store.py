@@ -37,6 +37,9 @@ def check(url: str) -> None:
     try:
         with psycopg.connect(url, connect_timeout=10, autocommit=True) as conn:
             schema.migrate(conn)
+    except schema.SchemaTooNew as e:
+        raise StoreUnavailable(str(e), "upgrade brain on this host to the version that migrated the "
+                                       "store (the indexer's), then run the command again") from None
     except psycopg.OperationalError as e:
         first = (str(e).strip().splitlines() or ["no answer"])[-1]
         raise StoreUnavailable(f"cannot reach the store at {_label(url)}: {first}",

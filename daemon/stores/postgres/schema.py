@@ -212,6 +212,10 @@ MIGRATIONS: dict[int, str] = {
 }
 
 
+class SchemaTooNew(RuntimeError):
+    """The database was migrated by a newer brain than this one: this host must be upgraded first."""
+
+
 def migrate(conn: psycopg.Connection) -> int:
     """Apply every pending migration in one transaction; returns the schema version now in force.
 
@@ -228,7 +232,7 @@ def migrate(conn: psycopg.Connection) -> int:
         applied = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
         unknown = sorted(applied - set(MIGRATIONS))
         if unknown:
-            raise RuntimeError(f"the database's schema has version {unknown[-1]}, which this brain does not know "
+            raise SchemaTooNew(f"the database's schema has version {unknown[-1]}, which this brain does not know "
                                f"(it knows {LATEST} and below); upgrade brain on this host before pointing it "
                                "at that database")
         for version in sorted(set(MIGRATIONS) - applied):
