@@ -41,8 +41,9 @@ def check(url: str) -> None:
         raise StoreUnavailable(str(e), "upgrade brain on this host to the version that migrated the "
                                        "store (the indexer's), then run the command again") from None
     except psycopg.OperationalError as e:
-        first = (str(e).strip().splitlines() or ["no answer"])[-1]
-        raise StoreUnavailable(f"cannot reach the store at {_label(url)}: {first}",
+        # libpq's reason is its first line ("… failed: Connection refused"); the rest is advice
+        why = (str(e).strip().splitlines() or ["no answer"])[0].removeprefix("connection failed: ").strip()
+        raise StoreUnavailable(f"cannot reach the store at {_label(url)}: {why}",
                                "start PostgreSQL there, or correct the URL (`--store`, or "
                                "`brain config set store postgresql://USER@HOST/DB`); keep the "
                                "password in ~/.pgpass, not in the URL") from None
