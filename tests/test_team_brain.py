@@ -148,8 +148,16 @@ def test_killing_one_front_end_loses_no_acknowledged_fact(team):
 def test_a_front_end_refuses_a_token_of_another_store_and_names_the_missing_extra(team, tmp_path):
     a, url_a = _front_end(team)
     try:
-        with pytest.raises(BaseException):
-            anyio.run(_call, url_a, "brain_not-a-token-of-this-store", "recall", {"query": "tea"})
+        import httpx2 as httpx
+
+        hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+        heads = {"Accept": "application/json, text/event-stream"}
+        refused = httpx.post(url_a, json=hello, headers={**heads, "Authorization": "Bearer brain_not-this-stores"})
+        assert refused.status_code == 401, refused.text
+        # the store's own token is taken: the refusal was the token, not the front end
+        taken = httpx.post(url_a, json=hello, headers={**heads, "Authorization": f"Bearer {team['token']}"})
+        assert taken.status_code == 200, taken.text
     finally:
         _stop(a)
     bad = subprocess.run([BRAIN, "serve", "--store", team["store"]], capture_output=True, text=True,

@@ -51,7 +51,84 @@ class WallClock:
         return utcnow()
 
 
-class Engine:
+class EngineReads:
+    """What both engines answer alike from their stores and models: the daemon's (`Engine`) and a
+    front end's over a shared store (store_engine.py). Each sets `cfg`, `pages`, `facts`, `models`,
+    `embedder`, `vectors` and `fact_vectors` in its own `__init__`."""
+
+    cfg: dict[str, Any]
+    pages: Any
+    facts: Any
+    models: "ModelLoader | None"
+    embedder: "Embedder | None"
+    vectors: Any
+    fact_vectors: "FactVectors | None"
+
+    def setting(self, key: str):
+        return config_mod.get(self.cfg, key)
+
+    def canonical_entity(self, name: str, caller: Caller) -> str:
+        return canonical_entity_slug(name, self.pages, caller.viewer)
+
+    def vectors_missing_cause(self) -> str | None:
+        """Why a page search would leave the vectors out now; None when it would use them."""
+        state = self.models.state if self.models is not None else None
+        if state == why.MODEL_OFF or not self.setting("embeddings.enabled"):
+            return why.EMBEDDINGS_OFF
+        if state is None:
+            return why.MODEL_NOT_LOADED
+        if state == "failed":
+            return why.MODEL_FAILED
+        if state != "ready" or self.embedder is None:
+            return why.MODEL_LOADING
+        if self.vectors is None or not self.vectors.ready:
+            return why.VECTORS_BUILDING
+        return None
+
+    def note_retrieved(self, slugs: list[str]) -> None:
+        """Bump last_retrieved_at for pages a search returned (feeds entity tie-breaks)."""
+        if not slugs:
+            return
+        try:
+            self.pages.note_retrieved(slugs, now_iso())
+        except Exception:  # a read must not fail over a bookkeeping write
+            log.debug("could not bump last_retrieved_at", exc_info=True)
+
+    def dedup_degraded(self) -> bool:
+        return self.embedder is None
+
+    def fact_similarity(self, entity_slug: str, text: str, viewer: Viewer,
+                        worth_comparing: Callable[[list[Fact]], bool] | None = None) -> tuple[Fact, float] | None:
+        """(fact, cosine) of the nearest of the entity's 5 newest active facts the viewer may see
+        (§3.2), or None without a model: a remote caller is never matched against (and so never
+        learns of, or supersedes) a private fact. `worth_comparing(facts)` False: the caller's
+        answer cannot depend on the cosines, so nothing is embedded (None)."""
+        if self.fact_vectors is None:
+            return None
+        rows = self.facts.listed(FactScope(entity=entity_slug), viewer, 5)
+        if worth_comparing is not None and not worth_comparing(rows):
+            return None
+        return self.fact_vectors.nearest(rows, text)
+
+    def prefetch_embedding(self, text: str) -> None:
+        """Start embedding the one text a call will need (a fact to dedup, a query, a name that
+        missed) on another thread, so the model runs while the call does its keyword work.
+        Nothing happens without the model."""
+        fact_vectors = self.fact_vectors
+        if fact_vectors is not None and text:
+            fact_vectors.prefetch(text)
+
+    def embed_then(self, text: str, work: Callable[[], T]) -> Future[T] | None:
+        """Embed `text` on another thread and then run `work` there, while the caller does its
+        keyword work (recall: the facts arm beside the page arm); None without the model, or
+        when those threads are busy: the caller runs `work` itself (fact_vectors.embed_then)."""
+        fact_vectors = self.fact_vectors
+        if fact_vectors is None or not text:
+            return None
+        return fact_vectors.embed_then(text, work)
+
+
+class Engine(EngineReads):
     """The daemon's implementation of the Engine a verb is handed (daemon/stores/engine.py).
 
     Every attribute is set here, in `__init__`; nothing sets one later from
@@ -92,13 +169,7 @@ class Engine:
         self.stop_requested = threading.Event()
         self._closed = False
 
-    def setting(self, key: str):
-        return config_mod.get(self.cfg, key)
-
-    # -- shared pieces the verbs use ----------------------------------------
-
-    def canonical_entity(self, name: str, caller: Caller) -> str:
-        return canonical_entity_slug(name, self.pages, caller.viewer)
+    # -- the vault's index and models (indexer/pages/, indexer/embeddings/model_loader.py) --------
 
     def search_pages(self, query: str, limit: int, caller: Caller,
                      keyword_only: bool = False) -> tuple[list[dict], str | None]:
@@ -115,21 +186,6 @@ class Engine:
         if degraded is None:
             return results, None
         return results, cause or why.VECTOR_SEARCH_FAILED
-
-    def vectors_missing_cause(self) -> str | None:
-        """Why a page search would leave the vectors out now; None when it would use them."""
-        state = self.models.state if self.models is not None else None
-        if state == why.MODEL_OFF or not self.setting("embeddings.enabled"):
-            return why.EMBEDDINGS_OFF
-        if state is None:
-            return why.MODEL_NOT_LOADED
-        if state == "failed":
-            return why.MODEL_FAILED
-        if state != "ready" or self.embedder is None:
-            return why.MODEL_LOADING
-        if self.vectors is None or not self.vectors.ready:
-            return why.VECTORS_BUILDING
-        return None
 
     def attach_index(self, watch: bool = False, progress=None):
         """Open the vault index, reconcile it with the folder, and with `watch` follow saves live.
@@ -165,21 +221,6 @@ class Engine:
         elif watch:
             self.index.start_watching()
         return self.index
-
-    def note_retrieved(self, slugs: list[str]) -> None:
-        """Bump last_retrieved_at for pages a search returned (feeds entity tie-breaks)."""
-        if not slugs:
-            return
-        try:
-            self.pages.note_retrieved(slugs, now_iso())
-        except Exception:  # a read must not fail over a bookkeeping write
-            log.debug("could not bump last_retrieved_at", exc_info=True)
-
-    def dedup_degraded(self) -> bool:
-        return self.embedder is None
-
-
-    # -- embedding model and vectors (indexer/embeddings/model_loader.py, vectors.py, fact_vectors.py) --
 
     def load_models(self, background: bool = True, start_after=None, progress=None, embedder=None):
         """Load the embedding model, then fact and chunk vectors; search is keyword-only until done.
@@ -230,36 +271,6 @@ class Engine:
         # facts saved while the model was loading (or before a cache rebuild) get their vectors
         self.fact_vectors.backfill(self.facts.listed(FactScope(order=Order.ID_DESC), Viewer.owner(), None))
         self.fact_vectors.load()  # the search matrix, so the first recall does not pay for it
-
-    def fact_similarity(self, entity_slug: str, text: str, viewer: Viewer,
-                        worth_comparing: Callable[[list[Fact]], bool] | None = None) -> tuple[Fact, float] | None:
-        """(fact, cosine) of the nearest of the entity's 5 newest active facts the viewer may see
-        (§3.2), or None without a model: a remote caller is never matched against (and so never
-        learns of, or supersedes) a private fact. `worth_comparing(facts)` False: the caller's
-        answer cannot depend on the cosines, so nothing is embedded (None)."""
-        if self.fact_vectors is None:
-            return None
-        rows = self.facts.listed(FactScope(entity=entity_slug), viewer, 5)
-        if worth_comparing is not None and not worth_comparing(rows):
-            return None
-        return self.fact_vectors.nearest(rows, text)
-
-    def prefetch_embedding(self, text: str) -> None:
-        """Start embedding the one text a call will need (a fact to dedup, a query, a name that
-        missed) on another thread, so the model runs while the call does its keyword work.
-        Nothing happens without the model."""
-        fact_vectors = self.fact_vectors
-        if fact_vectors is not None and text:
-            fact_vectors.prefetch(text)
-
-    def embed_then(self, text: str, work: Callable[[], T]) -> Future[T] | None:
-        """Embed `text` on another thread and then run `work` there, while the caller does its
-        keyword work (recall: the facts arm beside the page arm); None without the model, or
-        when those threads are busy: the caller runs `work` itself (fact_vectors.embed_then)."""
-        fact_vectors = self.fact_vectors
-        if fact_vectors is None or not text:
-            return None
-        return fact_vectors.embed_then(text, work)
 
     def on_fact_insert(self, fid: int, text: str) -> None:
         """Store a new fact's embedding, for dedup and search, after the call has answered

@@ -14,23 +14,18 @@ has none. The indexer copies facts remembered here into the vault's facts log.
 
 from __future__ import annotations
 
-import datetime as _dt
 import logging
 import threading
 from pathlib import Path
-from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable
 
-from .. import config as config_mod
 from ..protocol.caller import Caller
 from ..stores.cursors import CursorStore
 from ..stores.engine import ChatModel
-from ..stores.facts import Fact, FactScope, FactsStore
+from ..stores.facts import FactsStore
 from ..stores.pages import PagesStore
-from ..verbs.entity_slugs import canonical_entity_slug
+from .engine import EngineReads, WallClock
 from ...indexer.embeddings import search_modes as why
-from ...indexer.vault.timestamps import now_iso, utcnow
-from ...indexer.vault.visibility import Viewer
 
 if TYPE_CHECKING:
     from ...indexer.embeddings.embedder import Embedder
@@ -38,12 +33,6 @@ if TYPE_CHECKING:
     from ..places import Places
 
 log = logging.getLogger("brain.front_end")
-T = TypeVar("T")
-
-
-class _Clock:
-    def now(self) -> _dt.datetime:
-        return utcnow()
 
 
 class StoreIndex:
@@ -54,7 +43,7 @@ class StoreIndex:
     pending_events = 0
 
 
-class StoreEngine:
+class StoreEngine(EngineReads):
     """The Engine (daemon/stores/engine.py) of a stateless front end over a shared store.
 
     `facts`, `pages` and `cursors` are the store's implementations of the
@@ -73,7 +62,7 @@ class StoreEngine:
         self.facts = facts
         self.pages = pages
         self.cursors = cursors
-        self.clock = _Clock()
+        self.clock = WallClock()
         self.llm = llm
         self.index: StoreIndex | None = StoreIndex()
         self.index_ready = True
@@ -89,12 +78,6 @@ class StoreEngine:
         self._closers = closers
         self._closed = False
 
-    def setting(self, key: str) -> Any:
-        return config_mod.get(self.cfg, key)
-
-    def canonical_entity(self, name: str, caller: Caller) -> str:
-        return canonical_entity_slug(name, self.pages, caller.viewer)
-
     def search_pages(self, query: str, limit: int, caller: Caller,
                      keyword_only: bool = False) -> tuple[list[dict[str, Any]], str | None]:
         if keyword_only:
@@ -106,33 +89,6 @@ class StoreEngine:
         results, degraded = self.pages.search(query, limit, caller.viewer, embedder=self.embedder,
                                               vectors=self.vectors)
         return results, (None if degraded is None else why.VECTOR_SEARCH_FAILED)
-
-    def vectors_missing_cause(self) -> str | None:
-        state = self.models.state if self.models is not None else None
-        if state == why.MODEL_OFF or not self.setting("embeddings.enabled"):
-            return why.EMBEDDINGS_OFF
-        if state is None:
-            return why.MODEL_NOT_LOADED
-        if state == "failed":
-            return why.MODEL_FAILED
-        if state != "ready" or self.embedder is None:
-            return why.MODEL_LOADING
-        if self.vectors is None or not getattr(self.vectors, "ready", False):
-            return why.VECTORS_BUILDING
-        return None
-
-    def note_retrieved(self, slugs: list[str]) -> None:
-        if not slugs:
-            return
-        try:
-            self.pages.note_retrieved(slugs, now_iso())
-        except Exception:  # a read must not fail over a bookkeeping write
-            log.debug("could not bump last_retrieved_at", exc_info=True)
-
-    def dedup_degraded(self) -> bool:
-        return self.embedder is None
-
-    # -- the model: loaded in the background; keyword-only until then ------------
 
     def load_models(self, background: bool = True, embedder: Embedder | None = None) -> ModelLoader:
         """Load MiniLM (or use `embedder`, already loaded); search is keyword-only until it is ready."""
@@ -164,28 +120,6 @@ class StoreEngine:
         self.embedder = embedder
         if self._chunk_vectors is not None:
             self.vectors = self._chunk_vectors(embedder)
-
-    def fact_similarity(self, entity_slug: str, text: str, viewer: Viewer,
-                        worth_comparing: Callable[[list[Fact]], bool] | None = None) -> tuple[Fact, float] | None:
-        if self.fact_vectors is None:
-            return None
-        rows = self.facts.listed(FactScope(entity=entity_slug), viewer, 5)
-        if worth_comparing is not None and not worth_comparing(rows):
-            return None
-        found: tuple[Fact, float] | None = self.fact_vectors.nearest(rows, text)
-        return found
-
-    def prefetch_embedding(self, text: str) -> None:
-        if self.fact_vectors is not None and text:
-            self.fact_vectors.prefetch(text)
-
-    def embed_then(self, text: str, work: Callable[[], T]) -> Future[T] | None:
-        """Embed `text` on another thread, then run `work` there (recall's facts arm beside its
-        page arm); None without the model or when those threads are busy."""
-        if self.fact_vectors is None or not text:
-            return None
-        later: Future[T] | None = self.fact_vectors.embed_then(text, work)
-        return later
 
     def on_fact_insert(self, fid: int, text: str) -> None:
         # at once, not later: another front end may be asked about this fact next (a
