@@ -92,8 +92,14 @@ def _model(ctx: DoctorContext):
                                                 f"{body['model_fallback_reason']}. Same vectors, more memory and a "
                                                 "slower start. Fix: reinstall brain's dependencies (`pip install -e .`),"
                                                 " then `brain daemon stop` and `brain daemon start`")
+        elif body.get("model_queries") == "full" and body.get("model_backend") == "onnxruntime":
+            yield ("warn", "embedding backend", "onnxruntime; recall embeds its queries with the full model, "
+                                                "about twice as slow, because the int8 query model could not be "
+                                                "made (`brain daemon logs` says why). Fix: `brain daemon stop` "
+                                                "and `brain daemon start` to try again")
         else:
-            yield ("ok", "embedding backend", f"{body.get('model_backend')}")
+            queries = " (queries by the int8 query model)" if body.get("model_queries") == "int8" else ""
+            yield ("ok", "embedding backend", f"{body.get('model_backend')}{queries}")
     elif state == "failed":
         yield ("fail", "embeddings", f"the model failed to load ({body.get('model_error') or 'see the log'}); "
                                      "search is keyword-only. `brain daemon logs` shows the error; "

@@ -65,7 +65,7 @@ def test_a_runtime_is_chosen_by_name_and_the_loader_reports_it(table, tmp_path):
                          cancel=threading.Event())
     loader.load()
     assert loader.status() == {"state": "ready", "error": None, "phase": None, "model": "hash-8", "backend": "hash",
-                               "fallback_reason": "RuntimeError: no accelerator here"}
+                               "fallback_reason": "RuntimeError: no accelerator here", "queries": "full"}
 
 
 def test_the_daemons_order_is_onnx_then_sentence_transformers():

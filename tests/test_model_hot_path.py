@@ -1,9 +1,8 @@
 """The model on the hot path: remember's answers (docs/protocol.md §3.2) stay what they
 were while the model left its critical path (it embeds only where dedup compares, and stores
 the new fact's vector after answering: indexer/embeddings/fact_vectors.py `store_later`), a
-recall's one embedding runs beside its keyword work (`prefetch`; its facts arm after it on that
-thread: `embed_then`), a text is never embedded
-twice, and an entity miss embeds nothing (its near misses are a keyword search, §3.3)."""
+recall's one embedding (by the int8 query model) runs beside its keyword work (`prefetch`), a
+text is never embedded twice, and an entity miss embeds nothing (its near misses are a keyword search, §3.3)."""
 
 from __future__ import annotations
 
@@ -113,10 +112,10 @@ def test_a_prefetched_text_is_waited_for_not_embedded_again(model_engine, minilm
 def test_a_recall_embeds_its_query_once_for_both_arms(model_engine, local, minilm):
     call(model_engine, "remember", {**ARGS, "fact": "Zed leads the billing migration"}, local)
     assert model_engine.fact_vectors.wait_written()  # the fact's own embedding is not the query's
-    before = minilm.texts
+    before, light_before = minilm.texts, minilm.for_queries.texts
     body, err = call(model_engine, "recall", {"query": "who is  leading billing?", "limit": 5}, local)
     assert not err and any("billing" in f["fact"] for f in body["facts"]), body
-    assert minilm.texts == before + 1
+    assert minilm.for_queries.texts == light_before + 1 and minilm.texts == before
 
 
 def test_an_entity_miss_embeds_nothing_and_still_suggests(model_engine, local, minilm):
@@ -132,8 +131,8 @@ def test_an_entity_miss_embeds_nothing_and_still_suggests(model_engine, local, m
     assert minilm.texts == before
 
 
-def test_a_recall_runs_its_facts_arm_beside_the_page_arm_and_answers_the_same_inline(model_engine, local,
-                                                                                      monkeypatch):
+def test_a_recall_runs_its_arms_on_its_own_thread_and_answers_the_same_with_the_prefetch_busy(
+        model_engine, local, monkeypatch):
     call(model_engine, "remember", {**ARGS, "fact": "Zed leads the billing migration"}, local)
     fv = model_engine.fact_vectors
     assert fv.wait_written()
@@ -145,23 +144,33 @@ def test_a_recall_runs_its_facts_arm_beside_the_page_arm_and_answers_the_same_in
         return real_arm(*a, **kw)
 
     monkeypatch.setattr(recall_verb, "facts_arm", watched)
-    beside, err = call(model_engine, "recall", {"query": "who runs the billing move?", "limit": 5}, local)
+    question = "who runs the billing move?"
+    prefetched, err = call(model_engine, "recall", {"query": question, "limit": 5}, local)
     assert not err
-    # every thread the facts arm may use is taken: the call runs both arms itself
+    # every prefetch thread is taken: a prefetch does not queue behind them, and the recall
+    # embeds its query itself, once
+    queries = fv.queries
     gates = [threading.Event() for _ in range(2)]
-    held = [fv.embed_then("", g.wait) for g in gates]
-    assert all(h is not None for h in held) and fv.embed_then("x", lambda: 1) is None
-    fv.prefetch("a text nobody waits for")  # nor does a prefetch queue behind them
-    assert fv.texts.tasks == 2
+    with queries._recent_lock:
+        pools = [queries._pool() for _ in gates]
+    for pool, gate in zip(pools, gates):
+        queries._submit(pool, gate.wait, 60)
+    fv.prefetch_query("a text nobody waits for")
+    assert queries.tasks == 2
+    with queries._recent_lock:
+        queries._recent.clear()
+    light = model_engine.embedder.for_queries
+    before = light.texts
     try:
-        inline, err = call(model_engine, "recall", {"query": "who runs the billing move?", "limit": 5}, local)
+        inline, err = call(model_engine, "recall", {"query": question, "limit": 5}, local)
         assert not err
     finally:
         for g in gates:
             g.set()
-    assert arm_threads[0].startswith("brain-prefetch") and arm_threads[1] == threading.current_thread().name
-    assert [f["id"] for f in inline["facts"]] == [f["id"] for f in beside["facts"]] != []
-    assert [r["slug"] for r in inline["results"]] == [r["slug"] for r in beside["results"]]
+    assert light.texts == before + 1
+    assert arm_threads == [threading.current_thread().name] * 2
+    assert [f["id"] for f in inline["facts"]] == [f["id"] for f in prefetched["facts"]] != []
+    assert [r["slug"] for r in inline["results"]] == [r["slug"] for r in prefetched["results"]]
 
 
 def test_a_recall_query_starts_embedding_before_the_call_reaches_a_worker_thread(model_engine, local, minilm):
@@ -169,12 +178,14 @@ def test_a_recall_query_starts_embedding_before_the_call_reaches_a_worker_thread
 
     call_fn = engine_dispatcher(model_engine)
     fv = model_engine.fact_vectors
-    before = minilm.texts
+    light = minilm.for_queries   # a query is embedded by the query model (query_model.py)
+    before, full_before = light.texts, minilm.texts
     for name, args in (("recall", {"query": 5}), ("recall", "who"), ("recall", {"query": "  "}),
                        ("entity", {"name": "who leads billing"}), ("recall", None)):
         call_fn.start_early(name, args)  # not a query to embed: nothing happens, nothing raises
     call_fn.start_early("recall", {"query": " who leads  billing? "})
     body, err = call_fn("recall", {"query": "who leads billing?", "limit": 5}, local)
     assert not err, body
-    assert minilm.texts == before + 1  # the early start's embedding is the one the recall used
-    assert fv.vector("who leads billing?") is not None and minilm.texts == before + 1
+    assert light.texts == before + 1  # the early start's embedding is the one the recall used
+    assert fv.query_vector("who leads billing?") is not None and light.texts == before + 1
+    assert minilm.texts == full_before   # and the full model embedded nothing

@@ -28,7 +28,11 @@ def shared_minilm():
             from brain.indexer.embeddings.embedder import OnnxMiniLM
             from brain.indexer.embeddings.onnx_export import ensure
 
-            _MODEL = OnnxMiniLM(ensure(models=MODEL_CACHE))
+            from brain.indexer.embeddings.query_model import attach
+
+            folder = ensure(models=MODEL_CACHE)
+            # as the daemon loads it (runtimes.py): recall's queries by the int8 query model
+            _MODEL = attach(OnnxMiniLM(folder), folder)
         return _MODEL
 
 

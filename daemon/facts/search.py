@@ -119,13 +119,13 @@ def keyword_expression(words: list[str], common: list[str]) -> str | None:
 def query_vector(vectors, query: str, common: list[str]):
     """The query's vector; with common words, the mean of it and the vector of the query
     without them, so a name in every turn weighs half as much in the cosine."""
-    q = vectors.vector(query)
+    q = vectors.query_vector(query)
     if not common:
         return q
     rest = re.sub(r"\b(?:" + "|".join(map(re.escape, common)) + r")(?:'s)?\b", " ", query, flags=re.I)
     if not any(w.lower() not in STOPWORDS for w in _WORD.findall(rest)):
         return q
-    mean = q + vectors.vector(rest)
+    mean = q + vectors.query_vector(rest)
     return mean / float(np.linalg.norm(mean))
 
 

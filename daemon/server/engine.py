@@ -12,8 +12,7 @@ import logging
 import sqlite3
 import threading
 from pathlib import Path
-from concurrent.futures import Future
-from typing import Callable, TYPE_CHECKING, Any, TypeVar
+from typing import Callable, TYPE_CHECKING, Any
 
 from ...indexer.vault.brain_folder import brain_folder
 from ...indexer.pages.db import open_db
@@ -40,8 +39,6 @@ if TYPE_CHECKING:  # names only: the model and the index load in the background,
     from ...indexer.pages.vault_index import VaultIndex
 
 log = logging.getLogger("brain.engine")
-
-T = TypeVar("T")
 
 
 class WallClock:
@@ -110,22 +107,13 @@ class EngineReads:
             return None
         return self.fact_vectors.nearest(rows, text)
 
-    def prefetch_embedding(self, text: str) -> None:
-        """Start embedding the one text a call will need (a fact to dedup, a query, a name that
-        missed) on another thread, so the model runs while the call does its keyword work.
-        Nothing happens without the model."""
+    def prefetch_embedding(self, text: str, query: bool = False) -> None:
+        """Start embedding the one text a call will need (a fact to dedup; with `query`, a search
+        query, by the query model) on another thread, so the model runs while the call does its
+        keyword work. Nothing happens without the model."""
         fact_vectors = self.fact_vectors
         if fact_vectors is not None and text:
-            fact_vectors.prefetch(text)
-
-    def embed_then(self, text: str, work: Callable[[], T]) -> Future[T] | None:
-        """Embed `text` on another thread and then run `work` there, while the caller does its
-        keyword work (recall: the facts arm beside the page arm); None without the model, or
-        when those threads are busy: the caller runs `work` itself (fact_vectors.embed_then)."""
-        fact_vectors = self.fact_vectors
-        if fact_vectors is None or not text:
-            return None
-        return fact_vectors.embed_then(text, work)
+            (fact_vectors.prefetch_query if query else fact_vectors.prefetch)(text)
 
 
 class Engine(EngineReads):

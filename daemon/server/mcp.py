@@ -164,7 +164,7 @@ def engine_dispatcher(engine, *, gate: CallGate | None = None, ready: threading.
         if name == "recall" and isinstance(arguments, dict):
             query = arguments.get("query")
             if isinstance(query, str) and query.strip():
-                engine.prefetch_embedding(query.strip())
+                engine.prefetch_embedding(query.strip(), query=True)
 
     dispatch_call.start_early = start_early  # type: ignore[attr-defined]
     return dispatch_call

@@ -11,8 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import sqlite3
 from pathlib import Path
-from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, Callable, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from ..protocol.caller import Caller
 from ...indexer.vault.visibility import Viewer
@@ -26,9 +25,6 @@ if TYPE_CHECKING:  # names only: importing these loads numpy and tantivy, never 
     from ...indexer.embeddings.fact_vectors import FactVectors
     from ...indexer.embeddings.model_loader import ModelLoader
     from ...indexer.pages.vault_index import VaultIndex
-
-
-T = TypeVar("T")
 
 
 class Clock(Protocol):
@@ -136,13 +132,9 @@ class Engine(Protocol):
         """Record that a search returned these pages (entity tie-breaks read it)."""
         ...
 
-    def prefetch_embedding(self, text: str) -> None:
-        """Start embedding the one text a call will need, while the call does its keyword work."""
-        ...
-
-    def embed_then(self, text: str, work: Callable[[], T]) -> Future[T] | None:
-        """Embed `text` on another thread and then run `work` there, while the caller does its
-        keyword work; None when it cannot (no model, threads busy): the caller runs `work`."""
+    def prefetch_embedding(self, text: str, query: bool = False) -> None:
+        """Start embedding the one text a call will need, while the call does its keyword work;
+        `query`: a search query (by the query model, when there is one)."""
         ...
 
     def dedup_degraded(self) -> bool:

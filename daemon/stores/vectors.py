@@ -72,7 +72,12 @@ class FactVectorsStore(Protocol):
     """What the engine and the facts store may ask of the fact vectors (remember's dedup, recall's ranking)."""
 
     def vector(self, text: str) -> Vector:
-        """The unit vector of one text."""
+        """The unit vector of one text, by the model whose vectors are kept (a fact's, remember's)."""
+        ...
+
+    def query_vector(self, text: str) -> Vector:
+        """The unit vector of a search query: it only ranks, so a lighter model may make it
+        (indexer/embeddings/query_model.py)."""
         ...
 
     def prefetch(self, text: str) -> None:

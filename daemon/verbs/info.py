@@ -47,6 +47,8 @@ def status(engine: Engine, args: dict, caller: Caller) -> dict:
         body["index_progress"] = list(engine.index_progress)  # (files looked at, files in the folder)
     if models is not None:
         body["model_backend"] = models.get("backend")  # onnxruntime, or sentence-transformers as the fallback
+        if models.get("queries"):
+            body["model_queries"] = models["queries"]  # int8 or full: what embeds recall's queries
         if models.get("phase"):
             body["model_phase"] = models["phase"]  # what a long load is doing (the one-time ONNX export)
         if models.get("fallback_reason"):

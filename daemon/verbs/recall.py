@@ -104,14 +104,15 @@ def recall(engine: Engine, args: dict, caller: Caller) -> dict:
     query = (args.get("query") or "").strip()
     results = None
     degraded_cause = None
-    facts_later = None
     if query:
-        # both arms rank by the query's vector: another thread embeds it and then runs the facts
-        # arm, while this one runs the page arm (whose keyword lookups come before its vector
-        # step); without the model, or with those threads busy, the arms run here in turn
-        facts_later = engine.embed_then(query, lambda: facts_arm(engine, args, caller, limit))
+        # both arms rank by the query's one vector: a prefetch thread embeds it (over MCP it
+        # started when the call was read) while the page arm does its keyword lookups; the
+        # page arm's vector step and then the facts arm use it. The arms run in turn, here: run
+        # side by side they fought over the interpreter lock and took longer (docs/architecture.md,
+        # "On the hot path")
+        engine.prefetch_embedding(query, query=True)
         results, degraded_cause = engine.search_pages(query, limit, caller)
-    rows = facts_later.result() if facts_later is not None else facts_arm(engine, args, caller, limit)
+    rows = facts_arm(engine, args, caller, limit)
     facts = [fact_projection(r) for r in rows]
     if caller.remote:
         _hide_private_successors(engine, facts, caller)

@@ -49,17 +49,20 @@ class PriorityLane:
                 self._last_end = time.monotonic()
                 self._cond.notify_all()
 
-    def wait_for_background(self) -> None:
+    def wait_for_background(self, hold_s: float | None = None) -> None:
+        """Return once no foreground call is in flight and none ended in the last `hold_s`
+        (default: the lane's), or after `max_wait_s` in all."""
+        hold = self.hold_s if hold_s is None else hold_s
         give_up = time.monotonic() + self.max_wait_s
         with self._cond:
             waited = False
             while True:
                 now = time.monotonic()
                 quiet = now - self._last_end
-                if (not self._in_flight and quiet >= self.hold_s) or now >= give_up:
+                if (not self._in_flight and quiet >= hold) or now >= give_up:
                     break
                 waited = True
-                self._cond.wait(min(give_up - now, self.hold_s if self._in_flight else self.hold_s - quiet))
+                self._cond.wait(min(give_up - now, self.hold_s if self._in_flight else hold - quiet))
             self.waits += waited
 
 

@@ -59,8 +59,10 @@ class OnnxMiniLM(TwoLanes):
 
     backend = "onnxruntime"
     fallback_reason = None
+    # the lighter model recall's queries embed with (query_model.py), when it could be made
+    for_queries: "OnnxMiniLM | None" = None
 
-    def __init__(self, model_dir: Path, workers: int | None = None):
+    def __init__(self, model_dir: Path, workers: int | None = None, model_file: str = "model.onnx"):
         import onnxruntime as ort
 
         model_dir = Path(model_dir)
@@ -84,7 +86,7 @@ class OnnxMiniLM(TwoLanes):
         # 130) and ran slower
         opts.enable_cpu_mem_arena = True
         opts.log_severity_level = 3
-        self._session = ort.InferenceSession(str(model_dir / "model.onnx"), opts, providers=["CPUExecutionProvider"])
+        self._session = ort.InferenceSession(str(model_dir / model_file), opts, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self._session.get_inputs()}
         release_freed_memory()  # the parsed model file and graph copies made while optimizing (~30 MB)
         last = self._session.get_outputs()[0].shape[-1]

@@ -28,8 +28,8 @@ import hashlib
 import logging
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Callable, Iterable, Protocol, Sequence, TypeVar
+from concurrent.futures import ThreadPoolExecutor
+from typing import Iterable, Protocol, Sequence, TypeVar
 
 import numpy as np
 
@@ -61,7 +61,6 @@ class FactText(Protocol):
 
 
 T = TypeVar("T", bound=FactText)
-R = TypeVar("R")
 
 
 class VectorShelf(Protocol):
@@ -93,6 +92,10 @@ class FactVectors:
         self.model_id = embedder.model_id
         self.dim = int(embedder.dim)
         self.texts = TextVectors(embedder)   # one text's vector, made once
+        # recall's queries: by the lighter query model when there is one (query_model.py), which
+        # only ranks; a fact's vector, kept or compared by remember, is always the full model's
+        light = getattr(embedder, "for_queries", None)
+        self.queries = TextVectors(light) if light is not None else self.texts
         self._closed = False
         self._embedded = 0   # facts embedded here (backfill, dedup candidates), beside self.texts'
         self._matrix: VectorMatrix | None = None  # loaded on the first search
@@ -112,21 +115,32 @@ class FactVectors:
         """The unit vector of one text (text_vectors.py: made once, recent ones kept)."""
         return self.texts.vector(text)
 
+    def query_vector(self, text: str) -> np.ndarray:
+        """The unit vector of a search query: by the query model (`queries`), made once."""
+        return self.queries.vector(text)
+
     def prefetch(self, text: str) -> None:
-        """Start embedding `text` beside the caller's keyword work (text_vectors.py)."""
+        """Start embedding the text of a fact beside the caller's keyword work (text_vectors.py)."""
         self.texts.prefetch(text)
 
-    def embed_then(self, text: str, work: Callable[[], R]) -> "Future[R] | None":
-        """Embed `text` and then run `work` on another thread (text_vectors.py); None: run it yourself."""
-        return self.texts.embed_then(text, work)
+    def prefetch_query(self, text: str) -> None:
+        """Start embedding a search query beside the caller's keyword work."""
+        self.queries.prefetch(text)
 
     @property
     def embedded(self) -> int:
         """Texts this process embedded for facts and queries (for tests and stats)."""
-        return self._embedded + self.texts.embedded
+        extra = self.queries.embedded if self.queries is not self.texts else 0
+        return self._embedded + self.texts.embedded + extra
+
+    @property
+    def query_model(self) -> str:
+        """Which model embeds search queries: "int8" (query_model.py) or "full"."""
+        return "int8" if self.queries is not self.texts else "full"
 
     def close(self) -> None:
         self.texts.close()
+        self.queries.close()
         with self._pending_lock:
             self._closed = True
             writer, self._writer = self._writer, None
@@ -177,8 +191,13 @@ class FactVectors:
 
     def _write_pending(self, fid: int, text: str) -> None:
         lane = getattr(self.embedder, "lane", None)
-        if lane is not None:  # a query embedding now goes first (a read that needs this vector
-            lane.wait_for_background()  # meanwhile embeds it itself: _settle, nearest)
+        if lane is not None:
+            # a query embedding in flight goes first (a read that needs this vector meanwhile
+            # embeds it itself: _settle, nearest); but not the build's pause after one: the
+            # next call is often the recall that needs this vector, and waiting out the pause
+            # left it to that recall to embed on its critical path (bench_model_cost.py: recall
+            # after remember 16 ms against 10 without the remember)
+            lane.wait_for_background(hold_s=0.0)
         try:
             self._put([(fid, text, self.vector(text))])
         except Exception:  # the fact is saved; the backfill at the next start embeds it
@@ -283,9 +302,9 @@ class FactVectors:
             return self._matrix
 
     def search(self, text: str | np.ndarray, k: int, ids: Sequence[int] | None = None) -> list[tuple[int, float]]:
-        """(fact id, cosine) of the k facts nearest `text` (or a query vector), best first;
-        among `ids` when given."""
-        q = self.vector(text) if isinstance(text, str) else text
+        """(fact id, cosine) of the k facts nearest the query `text` (or a query vector), best
+        first; among `ids` when given."""
+        q = self.query_vector(text) if isinstance(text, str) else text
         matrix = self.load()
         self._settle(matrix)
         with self._matrix_lock:
@@ -293,10 +312,10 @@ class FactVectors:
 
 
     def cosines(self, text: str | np.ndarray, ids: Sequence[int]) -> dict[int, float]:
-        """fact id -> cosine to `text` (or a query vector), for the given facts that have a vector."""
+        """fact id -> cosine to the query `text` (or a query vector), for the given facts that have a vector."""
         if not ids:
             return {}
-        q = self.vector(text) if isinstance(text, str) else text
+        q = self.query_vector(text) if isinstance(text, str) else text
         matrix = self.load()
         self._settle(matrix)
         with self._matrix_lock:
@@ -314,5 +333,5 @@ class QueryEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
         if len(texts) == 1:
-            return self._fv.vector(texts[0])[None, :]
+            return self._fv.query_vector(texts[0])[None, :]
         return self._fv.embedder.embed(texts)

@@ -122,4 +122,6 @@ class ModelLoader:
         emb = self.embedder
         return {"state": self.state, "error": self.error, "phase": self.phase,
                 "model": getattr(emb, "model_id", None), "backend": getattr(emb, "backend", None),
-                "fallback_reason": getattr(emb, "fallback_reason", None)}
+                "fallback_reason": getattr(emb, "fallback_reason", None),
+                # what embeds recall's queries: the int8 query model (query_model.py) or the full one
+                "queries": None if emb is None else ("int8" if getattr(emb, "for_queries", None) else "full")}

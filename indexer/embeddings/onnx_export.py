@@ -25,6 +25,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from .minilm import MANIFEST, MINILM_NAME, model_id, package_version
@@ -185,16 +186,22 @@ def export_to(out: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def main(argv: list[str]) -> int:
+def child_main(argv: list[str], usage: str, work: Callable[[Path], None], failed: str) -> int:
+    """A model child process's entry: `work(DIR)`; its error as the last line of stderr, which
+    the parent shows (exit 1), or the usage (exit 2)."""
     if len(argv) != 1:
-        print("usage: python -m brain.indexer.embeddings.onnx_export OUT_DIR", file=sys.stderr)
+        print(f"usage: python -m brain.indexer.embeddings.{usage}", file=sys.stderr)
         return 2
     try:
-        export_to(Path(argv[0]))
+        work(Path(argv[0]))
     except Exception as e:
-        print(f"ONNX export failed: {type(e).__name__}: {e}", file=sys.stderr)
+        print(f"{failed}: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
     return 0
+
+
+def main(argv: list[str]) -> int:
+    return child_main(argv, "onnx_export OUT_DIR", export_to, "ONNX export failed")
 
 
 if __name__ == "__main__":

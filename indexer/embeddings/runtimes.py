@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from . import onnx_export
+from . import onnx_export, query_model
 
 if TYPE_CHECKING:
     from .embedder import Embedder
@@ -56,7 +56,9 @@ def _load_onnx(cache_root: Path, on_phase: PhaseFn | None, cancel: threading.Eve
         t = time.monotonic()
         folder = onnx_export.ensure(cache_root, cancel=cancel)
         log.info("exported the embedding model to ONNX in %.1fs: %s", time.monotonic() - t, folder)
-    return OnnxMiniLM(folder)
+    if on_phase and not query_model.query_file(folder).is_file():
+        on_phase("making the int8 query model (once)")
+    return query_model.attach(OnnxMiniLM(folder), folder, cancel=cancel)
 
 
 def _onnx_why_not(e: Exception) -> str:

@@ -5,9 +5,8 @@ compares. The vectors of recent texts are kept (a query the facts arm used
 serves the page arm; a fact compared is stored right after), a text being
 embedded now is waited for rather than embedded again, and texts that differ
 only in spacing share one. The prefetch threads embed a call's one text while
-the call does its keyword work (`prefetch`), or embed it and then run the part
-of the call that needs it (`embed_then`); they never queue: with every thread
-busy, the caller does the work itself.
+the call does its keyword work (`prefetch`); they never queue: with every thread
+busy, the caller embeds it itself when it needs it.
 """
 
 from __future__ import annotations
@@ -41,7 +40,7 @@ class TextVectors:
         self._in_flight: dict[str, Future] = {}   # texts being embedded now, by key
         self._recent_lock = threading.Lock()
         self._prefetch_pool: ThreadPoolExecutor | None = None
-        self._tasks = 0    # prefetch and embed_then tasks queued or running on that pool
+        self._tasks = 0    # prefetch tasks queued or running on that pool
         self._closed = False
         self.embedded = 0
 
@@ -119,24 +118,6 @@ class TextVectors:
             with self._recent_lock:
                 self._tasks -= 1
             return None
-
-    def embed_then(self, text: str, work: Callable[[], R]) -> "Future[R] | None":
-        """Embed `text` on another thread, then run `work` there (the part of a call that needs
-        the vector), while the caller does what does not: the two halves of a recall run at
-        once. None when stopping or when every prefetch thread already has a task (a burst of
-        calls must not queue behind one another here): the caller then runs `work` itself."""
-        key = _same_tokens(text)
-        with self._recent_lock:
-            if self._closed or self._tasks >= PREFETCH_THREADS:
-                return None
-            pool = self._pool()
-
-        def task() -> R:
-            if key:
-                self._quietly(key)  # first: the caller's own step that needs it waits for it
-            return work()
-
-        return self._submit(pool, task)
 
     def _quietly(self, key: str) -> None:
         try:

@@ -206,6 +206,11 @@ class ContentGraph:
 
     def query(self, vec, k: int) -> list[tuple[int, float]]:
         """Nearest chunks to a unit query vector: [(chunk_id, cosine)], best first."""
+        return [(cid, cos) for cid, _, _, cos in self.query_chunks(vec, k)]
+
+    def query_chunks(self, vec, k: int) -> list[tuple[int, int, int, float]]:
+        """Nearest chunks to a unit query vector with their page: [(chunk_id, page_id, ord,
+        cosine)], best first (page search reads them in the same lookup as the ids)."""
         q = np.asarray(vec, dtype=np.float32).reshape(1, -1)
         with self._lock:
             n = len(self._live)
@@ -226,12 +231,13 @@ class ContentGraph:
             ranked = [(self._labels[lab], cos) for lab, cos in zip(labels[0].tolist(), cosines)]
         hashes = [h for h, _ in ranked]
         marks = ",".join("?" * len(hashes))
-        ids: dict[str, list[int]] = {}
-        for cid, h in self.db.execute(f"SELECT id, hash FROM chunks WHERE hash IN ({marks}) ORDER BY id", hashes):
-            got = ids.setdefault(h, [])
+        rows: dict[str, list[tuple[int, int, int]]] = {}
+        for cid, h, pid, ord_ in self.db.execute(
+                f"SELECT id, hash, page_id, ord FROM chunks WHERE hash IN ({marks}) ORDER BY id", hashes):
+            got = rows.setdefault(h, [])
             if len(got) < PER_HASH_CAP:
-                got.append(int(cid))
-        return [(cid, cos) for h, cos in ranked for cid in ids.get(h, ())]
+                got.append((cid, pid, ord_))
+        return [(cid, pid, ord_, cos) for h, cos in ranked for cid, pid, ord_ in rows.get(h, ())]
 
     def __len__(self) -> int:
         return len(self._live)

@@ -172,23 +172,15 @@ def _heading_pages(index, key: str, viewer: Viewer) -> dict[int, int]:
     return out
 
 
-def _vector_pages(db, embedder, vectors, query: str, limit: int):
+def _vector_pages(embedder, vectors, query: str, limit: int):
     """([(page_id, chunk_id, cosine)] by nearest body chunk, the same by nearest card), best first,
     one per page each."""
     import numpy as np  # only once vectors exist
 
     vec = np.asarray(embedder.embed([query]), dtype=np.float32)[0]
-    hits = vectors.query(vec, max(limit * 4, VECTOR_DEPTH))
-    if not hits:
-        return [], []
-    ids = [int(c) for c, _ in hits]
-    owner = {cid: (pid, ord_) for cid, pid, ord_ in
-             db.execute(f"SELECT id, page_id, ord FROM chunks WHERE id IN ({_marks(ids)})", ids)}
     body, cards = [], []
-    for cid, cos in hits:
-        if cid in owner:
-            pid, ord_ = owner[cid]
-            (cards if ord_ == CARD_ORD else body).append((float(cos), cid, pid))
+    for cid, pid, ord_, cos in vectors.query_chunks(vec, max(limit * 4, VECTOR_DEPTH)):
+        (cards if ord_ == CARD_ORD else body).append((cos, cid, pid))
     body.sort(key=lambda h: -h[0])
     cards.sort(key=lambda h: -h[0])
     return _dedup_pages(body), _dedup_pages(cards)
@@ -214,7 +206,7 @@ def search_pages(index, query: str, limit: int, *, viewer: Viewer = WORLD, embed
     vec, cards = [], []
     if use_vectors:
         try:
-            vec, cards = _vector_pages(db, embedder, vectors, q, limit)
+            vec, cards = _vector_pages(embedder, vectors, q, limit)
         except Exception:  # a vector failure degrades the search, never fails it
             log.warning("vector search failed; answering from keywords", exc_info=True)
             degraded = KEYWORD_ONLY
