@@ -183,6 +183,11 @@ def test_background_calls_wait_for_foreground_ones_but_not_forever():
     t = time.monotonic()
     lane.wait_for_background()  # just ended: hold a moment for the burst's next call
     assert 0.03 <= time.monotonic() - t < 0.4 and lane.waits == 2
+    with lane.foreground():
+        pass
+    t = time.monotonic()
+    lane.wait_for_background(hold_s=0.0)  # the fact writer: only a call in flight holds it
+    assert time.monotonic() - t < 0.03 and lane.waits == 2
 
 
 def test_the_build_embeds_likely_pages_first_and_reports_its_rate(tmp_path, minilm):  # noqa: F811

@@ -50,6 +50,13 @@ def fact_key(model_id: str, text: str) -> str:
     return f"{model_id} {_fingerprint(text)}"
 
 
+# what the fact writer waits before embedding: the event loop writes remember's answer meanwhile
+# (bench_model_cost.py's calls in its order over a socket, same runs: remember 1.03-1.09x
+# keyword-only with it, 1.4x without; the recall that follows 1.9x either way, 2.2x when the
+# writer waited out the build's pause instead)
+ANSWER_FIRST_S = 0.0005
+
+
 class FactText(Protocol):
     """A fact as this module needs it: its id and its text."""
 
@@ -190,13 +197,13 @@ class FactVectors:
             pass
 
     def _write_pending(self, fid: int, text: str) -> None:
+        # the answer of the remember that saved it goes out first, then the vector is made at
+        # once: a query embedding in flight goes first (a read that needs this vector meanwhile
+        # embeds it itself: _settle, nearest), but not the build's pause after one, since the
+        # next call is often the recall that needs it (docs/architecture.md, "On the hot path")
+        time.sleep(ANSWER_FIRST_S)
         lane = getattr(self.embedder, "lane", None)
         if lane is not None:
-            # a query embedding in flight goes first (a read that needs this vector meanwhile
-            # embeds it itself: _settle, nearest); but not the build's pause after one: the
-            # next call is often the recall that needs this vector, and waiting out the pause
-            # left it to that recall to embed on its critical path (bench_model_cost.py: recall
-            # after remember 16 ms against 10 without the remember)
             lane.wait_for_background(hold_s=0.0)
         try:
             self._put([(fid, text, self.vector(text))])
