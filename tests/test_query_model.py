@@ -65,6 +65,36 @@ def test_a_broken_query_file_is_removed_so_the_next_start_makes_it_again(export_
     assert query_model.load(export_copy) is not None and target.is_file()
 
 
+def _unrelated_model(path) -> None:
+    """A real ONNX graph with the model's inputs and output whose vectors mean nothing: every
+    token's vector is its id times one fixed vector."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    inputs = [helper.make_tensor_value_info(n, TensorProto.INT64, ["b", "s"])
+              for n in ("input_ids", "attention_mask", "token_type_ids")]
+    out = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["b", "s", 384])
+    weight = numpy_helper.from_array(np.random.default_rng(7).standard_normal((1, 1, 384)).astype(np.float32), "w")
+    axes = numpy_helper.from_array(np.array([2], dtype=np.int64), "axes")
+    nodes = [helper.make_node("Cast", ["input_ids"], ["f"], to=TensorProto.FLOAT),
+             helper.make_node("Unsqueeze", ["f", "axes"], ["f3"]),
+             helper.make_node("Mul", ["f3", "w"], ["last_hidden_state"])]
+    graph = helper.make_graph(nodes, "unrelated", inputs, [out], initializer=[weight, axes])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+
+
+def test_a_query_file_that_no_longer_agrees_with_the_full_model_is_removed_and_made_again(export_copy):
+    target = query_model.query_file(export_copy)
+    _unrelated_model(target)
+    full = OnnxMiniLM(export_copy)
+    assert query_model.load(export_copy) is not None      # it loads: only the check can tell
+    assert query_model.load(export_copy, full=full) is None and not target.exists()
+    light = query_model.load(export_copy, full=full)
+    assert light is not None and target.is_file()
+    cos = float(full.embed(TEXTS[:1])[0] @ light.embed(TEXTS[:1])[0])
+    assert cos >= query_model.QUERY_MIN_COSINE
+
+
 def test_the_daemons_runtime_loads_it_sharing_the_lanes_of_the_full_model(tmp_path, monkeypatch):
     monkeypatch.setenv("BRAIN_MODEL_CACHE", str(MODEL_CACHE))
     emb = load_runtime("onnxruntime", tmp_path)

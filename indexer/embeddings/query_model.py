@@ -80,15 +80,22 @@ def ensure(export: Path, timeout_s: float = MAKE_TIMEOUT_S, cancel: threading.Ev
     return None
 
 
-def load(export: Path, cancel: threading.Event | None = None):
-    """An embedder over the query model of `export`, or None (see `ensure`)."""
+def load(export: Path, cancel: threading.Event | None = None, full=None):
+    """An embedder over the query model of `export`, or None (see `ensure`). With `full` (the
+    full model's embedder), the file is trusted only if it still agrees with it on one question
+    (a file replaced or damaged since it was made is removed, and the next start makes it again)."""
     path = ensure(export, cancel=cancel)
     if path is None:
         return None
     from .embedder import OnnxMiniLM
 
     try:
-        return OnnxMiniLM(export, model_file=path.name, workers=1)
+        light = OnnxMiniLM(export, model_file=path.name, workers=1)
+        if full is not None:
+            cos = float(full.embed(CHECK_QUESTIONS[:1])[0] @ light.embed(CHECK_QUESTIONS[:1])[0])
+            if not cos >= QUERY_MIN_COSINE:
+                raise ValueError(f"it no longer agrees with the full model (cosine {cos:.4f})")
+        return light
     except Exception as e:  # a broken file: the next start makes it again
         log.warning("the int8 query model did not load (%s: %s); removed", type(e).__name__, e)
         path.unlink(missing_ok=True)
@@ -99,7 +106,7 @@ def attach(embedder, export: Path, cancel: threading.Event | None = None):
     """Give `embedder` (the full model over `export`) the query model as `for_queries`, or None;
     the two share their lanes, so a query on either holds the vector build back
     (embed_lanes.py). Returns `embedder`."""
-    light = load(export, cancel=cancel)
+    light = load(export, cancel=cancel, full=embedder)
     if light is not None:
         light.lane = embedder.lane
     embedder.for_queries = light
