@@ -4,7 +4,9 @@ vector that is kept, and the one remember's dedup compares, stay the full model'
 
 from __future__ import annotations
 
+import os
 import shutil
+import time
 
 import numpy as np
 import pytest
@@ -57,6 +59,19 @@ def test_without_a_model_file_there_is_no_query_model_and_nothing_is_left(tmp_pa
     assert "recall embeds its queries with the full model" in caplog.text
 
 
+def test_a_model_child_says_why_it_failed_and_ends_when_the_daemon_stops(tmp_path):
+    import threading
+
+    from brain.indexer.embeddings.onnx_export import ExportCancelled, ExportFailed, run_child
+
+    with pytest.raises(ExportFailed, match="the int8 query model failed: .*model.onnx"):
+        run_child("query_model", tmp_path, "making it", 60, None)   # no export there: its own error line
+    stopping = threading.Event()
+    stopping.set()
+    with pytest.raises(ExportCancelled, match="the daemon stopped during making it"):
+        run_child("query_model", tmp_path, "making it", 60, stopping)
+
+
 def test_a_broken_query_file_is_removed_so_the_next_start_makes_it_again(export_copy):
     target = query_model.query_file(export_copy)
     target.write_bytes(b"half a file")
@@ -95,6 +110,18 @@ def test_a_query_file_that_no_longer_agrees_with_the_full_model_is_removed_and_m
     assert cos >= query_model.QUERY_MIN_COSINE
 
 
+def test_making_it_removes_what_a_killed_child_left_but_not_a_live_ones_file(export_copy):
+    query_model.query_file(export_copy).unlink(missing_ok=True)
+    old, live = export_copy / ".query-killed.onnx", export_copy / ".query-running.onnx"
+    for f in (old, live):
+        f.write_bytes(b"half a quantized model")
+    ages_ago = time.time() - query_model.MAKE_TIMEOUT_S - 60
+    os.utime(old, (ages_ago, ages_ago))
+    assert query_model.load(export_copy) is not None
+    assert not old.exists() and live.exists()
+    live.unlink()
+
+
 def test_the_daemons_runtime_loads_it_sharing_the_lanes_of_the_full_model(tmp_path, monkeypatch):
     monkeypatch.setenv("BRAIN_MODEL_CACHE", str(MODEL_CACHE))
     emb = load_runtime("onnxruntime", tmp_path)
@@ -106,7 +133,7 @@ def test_the_daemons_runtime_loads_it_sharing_the_lanes_of_the_full_model(tmp_pa
 def test_recall_embeds_its_query_with_the_query_model_and_facts_keep_full_vectors(model_engine, local):
     fv = model_engine.fact_vectors
     light, full = model_engine.embedder.for_queries, model_engine.embedder
-    assert fv.query_model == "int8" and light is not None
+    assert light is not None and fv.queries is not fv.texts   # a cache of its own
     text = "Zed keeps bees on the roof of the clinic"
     body, err = call(model_engine, "remember", {"fact": text, "provenance": "t", "entity": "people/zed"}, local)
     assert not err and body["status"] == "inserted"

@@ -51,7 +51,7 @@ def fact_key(model_id: str, text: str) -> str:
 
 
 # what the fact writer waits before embedding: the event loop writes remember's answer meanwhile
-# (bench_model_cost.py's calls in its order over a socket, same runs: remember 1.03-1.09x
+# (bench_model_cost.py's calls in its order over a socket, same runs: remember 1.08-1.09x
 # keyword-only with it, 1.4x without; the recall that follows 1.9x either way, 2.2x when the
 # writer waited out the build's pause instead)
 ANSWER_FIRST_S = 0.0005
@@ -140,11 +140,6 @@ class FactVectors:
         extra = self.queries.embedded if self.queries is not self.texts else 0
         return self._embedded + self.texts.embedded + extra
 
-    @property
-    def query_model(self) -> str:
-        """Which model embeds search queries: "int8" (query_model.py) or "full"."""
-        return "int8" if self.queries is not self.texts else "full"
-
     def close(self) -> None:
         self.texts.close()
         self.queries.close()
@@ -200,8 +195,12 @@ class FactVectors:
         # the answer of the remember that saved it goes out first, then the vector is made at
         # once: a query embedding in flight goes first (a read that needs this vector meanwhile
         # embeds it itself: _settle, nearest), but not the build's pause after one, since the
-        # next call is often the recall that needs it (docs/architecture.md, "On the hot path")
-        time.sleep(ANSWER_FIRST_S)
+        # next call is often the recall that needs it (docs/architecture.md, "On the hot path").
+        # Behind on a burst of remembers (more facts waiting), those answers are long gone
+        with self._pending_lock:
+            behind = len(self._pending) > 1
+        if not behind:
+            time.sleep(ANSWER_FIRST_S)
         lane = getattr(self.embedder, "lane", None)
         if lane is not None:
             lane.wait_for_background(hold_s=0.0)

@@ -90,9 +90,21 @@ def ensure(cache_root: Path | None = None, models: Path | None = None, timeout_s
     found = _finished(target)
     if found is not None:
         return found
+    run_child("onnx_export", target, "the ONNX export", timeout_s, cancel)
+    found = _finished(target)
+    if found is None:
+        raise ExportFailed("the ONNX export ended without a finished export")
+    return found
+
+
+def run_child(module: str, folder: Path, what: str, timeout_s: float, cancel: threading.Event | None) -> None:
+    """Run `python -m brain.indexer.embeddings.MODULE FOLDER` (a model child: its libraries never
+    stay in the daemon) and wait for it. Raises ExportCancelled when `cancel` is set meanwhile
+    (the child is ended), ExportFailed with the child's last error line, or `what` took too long
+    or exited with its code."""
     env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
     with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen([sys.executable, "-m", "brain.indexer.embeddings.onnx_export", str(target)], env=env,
+        proc = subprocess.Popen([sys.executable, "-m", f"brain.indexer.embeddings.{module}", str(folder)], env=env,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
         deadline = time.monotonic() + timeout_s
         while proc.poll() is None:
@@ -101,17 +113,15 @@ def ensure(cache_root: Path | None = None, models: Path | None = None, timeout_s
                 proc.kill()
                 proc.wait()
                 if stop:
-                    raise ExportCancelled("the daemon stopped during the ONNX export")
-                raise ExportFailed(f"the ONNX export took longer than {timeout_s:.0f}s")
+                    raise ExportCancelled(f"the daemon stopped during {what}")
+                raise ExportFailed(f"{what} took longer than {timeout_s:.0f}s")
             if cancel is None:
                 time.sleep(0.2)
         err.seek(0)
         stderr = err.read().decode("utf-8", "replace")
-    found = _finished(target)
-    if proc.returncode != 0 or found is None:
+    if proc.returncode != 0:
         lines = [ln for ln in stderr.splitlines() if ln.strip()]
-        raise ExportFailed(lines[-1] if lines else f"the ONNX export exited with {proc.returncode}")
-    return found
+        raise ExportFailed(lines[-1] if lines else f"{what} exited with {proc.returncode}")
 
 
 # -- the child process: torch lives only here ---------------------------------

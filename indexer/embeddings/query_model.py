@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import logging
 import os
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
+
+from .onnx_export import CHECK_TEXTS, ExportCancelled, ExportFailed, child_main, run_child
 
 log = logging.getLogger("brain.embeddings")
 
@@ -59,25 +60,17 @@ def ensure(export: Path, timeout_s: float = MAKE_TIMEOUT_S, cancel: threading.Ev
     if target.is_file():
         return target
     t = time.monotonic()
-    with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen([sys.executable, "-m", "brain.indexer.embeddings.query_model", str(export)],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
-        deadline = time.monotonic() + timeout_s
-        while proc.poll() is None:
-            if (cancel is not None and cancel.wait(0.1)) or time.monotonic() > deadline:
-                proc.kill()
-                proc.wait()
-                break
-            if cancel is None:
-                time.sleep(0.1)
-        err.seek(0)
-        lines = [ln for ln in err.read().decode("utf-8", "replace").splitlines() if ln.strip()]
-    if proc.returncode == 0 and target.is_file():
-        log.info("made the int8 query model in %.1fs: %s", time.monotonic() - t, target)
-        return target
-    log.warning("no int8 query model (%s); recall embeds its queries with the full model",
-                lines[-1] if lines else f"exit {proc.returncode}")
-    return None
+    try:
+        run_child("query_model", export, "making the int8 query model", timeout_s, cancel)
+    except ExportCancelled:
+        return None  # stopping: the next start makes it
+    except ExportFailed as e:
+        log.warning("no int8 query model (%s); recall embeds its queries with the full model", e)
+        return None
+    if not target.is_file():  # removed meanwhile (another daemon found it broken): the next start
+        return None
+    log.info("made the int8 query model in %.1fs: %s", time.monotonic() - t, target)
+    return target
 
 
 def load(export: Path, cancel: threading.Event | None = None, full=None):
@@ -122,9 +115,16 @@ def make(export: Path) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     from .embedder import OnnxMiniLM
-    from .onnx_export import CHECK_TEXTS
 
     export = Path(export)
+    # a child killed midway (the daemon stopped, the timeout) left its temporary file: one older
+    # than any child can run is nobody's
+    for stale in export.glob(".query-*.onnx"):
+        try:
+            if time.time() - stale.stat().st_mtime > MAKE_TIMEOUT_S:
+                stale.unlink()
+        except OSError:
+            pass
     fd, name = tempfile.mkstemp(prefix=".query-", suffix=".onnx", dir=export)
     os.close(fd)
     tmp = Path(name)
@@ -143,9 +143,7 @@ def make(export: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
-    from .onnx_export import child_main
-
-    return child_main(argv, "query_model EXPORT_DIR", make, "int8 query model failed")
+    return child_main(argv, "query_model EXPORT_DIR", make, "the int8 query model failed")
 
 
 if __name__ == "__main__":

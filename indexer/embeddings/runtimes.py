@@ -57,7 +57,7 @@ def _load_onnx(cache_root: Path, on_phase: PhaseFn | None, cancel: threading.Eve
         folder = onnx_export.ensure(cache_root, cancel=cancel)
         log.info("exported the embedding model to ONNX in %.1fs: %s", time.monotonic() - t, folder)
     if on_phase and not query_model.query_file(folder).is_file():
-        on_phase("making the int8 query model (once)")
+        on_phase("making a faster copy of the model for queries (once, a few seconds)")
     return query_model.attach(OnnxMiniLM(folder), folder, cancel=cancel)
 
 
