@@ -176,7 +176,7 @@ def config_list():
 
 # feature areas that add commands of their own
 _AREAS = ("doctor", "demo_cmd", "index_cmd", "daemon_cmd", "protocol_cmd", "hooks_cmd", "synth_cmd", "auth_cmd",
-          "connect_cmd")
+          "connect_cmd", "facts_cmd")
 for _name in _AREAS:
     if importlib.util.find_spec(f"{__package__}.{_name}") is not None:
         importlib.import_module(f"{__package__}.{_name}").register(app)

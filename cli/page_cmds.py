@@ -37,7 +37,7 @@ def _where():
 def _not_found(name: str, pages) -> int:
     same_title = pages.titled(name)
     if len(same_title) > 1:  # not missing: more than one page has that title
-        print(f"error: {name!r} is the title of {len(same_title)} pages:", file=sys.stderr)
+        print(f"error: {name!r} is the title or alias of {len(same_title)} pages:", file=sys.stderr)
         for slug, rel in same_title:
             print(f"  {slug}  ({rel})", file=sys.stderr)
         print(f"fix: name one by its slug or file path, e.g. `{shlex.join(['brain', 'get', same_title[0][0]])}`",

@@ -52,7 +52,7 @@ class Pages:
     def resolve(self, name: str) -> tuple[str, str] | None:
         """(slug, vault-relative path) of the page `name` means: a slug, a file
         path (vault-relative, or absolute inside the vault, `.md` optional), or
-        the title of exactly one page (any case)."""
+        the title or alias of exactly one page (any case)."""
         text = name.strip()
         rel = text
         p = Path(text).expanduser()
@@ -71,9 +71,9 @@ class Pages:
         hit = self._ask(lambda s: s.page_ref(slug, OWNER), None)
         if hit:
             return hit.slug, hit.path
-        titled = self._ask(lambda s: s.titled(text, OWNER, 2), [])
-        if len(titled) == 1:  # a title people type, when only one page has it
-            return titled[0].slug, titled[0].path
+        named = self.titled(text, 2)
+        if len(named) == 1:  # a title or alias people type, when only one page has it
+            return named[0]
         for c in candidates:  # no index yet: a file is its own answer, if it is a page of this vault
             if c.endswith(".md") and self._inside(c) and (self.vault / c).is_file():
                 return slug, c
@@ -103,8 +103,19 @@ class Pages:
         return 1
 
     def titled(self, name: str, n: int = 10) -> list[tuple[str, str]]:
-        """(slug, vault-relative path) of every page (up to n) titled `name`, any case."""
-        return [(r.slug, r.path) for r in self._ask(lambda s: s.titled(name, OWNER, n), [])]
+        """(slug, vault-relative path) of every page (up to n) titled `name` or giving it as an
+        alias, any case: the names `brain entity` resolves too (docs/architecture.md, "Entity identity")."""
+        out = [(r.slug, r.path) for r in self._ask(lambda s: s.titled(name, OWNER, n), [])]
+        for slug in self._ask(lambda s: s.resolve_alias(name, OWNER), []):
+            ref = self._ask(lambda s: s.page_ref(slug, OWNER), None)
+            if ref is not None and (ref.slug, ref.path) not in out:
+                out.append((ref.slug, ref.path))
+        return out[:n]
+
+    def own_page(self) -> str | None:
+        """The slug of the vault owner's own page: the one page with the alias `me`, else None."""
+        mine = self._ask(lambda s: s.resolve_alias("me", OWNER), [])
+        return mine[0] if len(mine) == 1 else None
 
     def _inside(self, rel: str) -> bool:
         """The vault's own rule (README "Symlinks"): the real path stays inside the

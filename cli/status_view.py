@@ -149,6 +149,19 @@ def connect_hint() -> str:
     return f"claude mcp add --scope user brain -- {shlex.join([*brain_program(), *MCP_SERVER_ARGS])}"
 
 
+def own_entity(vault: Path) -> str:
+    """The entity a first fact about the user goes under: their own page (alias `me`) when the
+    vault has one, so the hint never files facts under a slug with no page."""
+    from .page_lookup import Pages
+    from .route import places
+
+    try:
+        mine = Pages.of(places(), vault).own_page()
+    except Exception:  # a hint never fails the command
+        mine = None
+    return shlex.quote(mine) if mine else "people/me"
+
+
 def next_step(body: dict, vault: Path) -> str:
     """The one command worth running next, given what the status says."""
     if not body.get("daemon") and not body.get("last_sync"):
@@ -156,8 +169,8 @@ def next_step(body: dict, vault: Path) -> str:
     if not body.get("pages") and (body.get("index_ready") or not body.get("daemon")):
         return f"the vault has no Markdown pages yet: add .md files to {vault}, or `brain init PATH` with your notes"
     if not body.get("facts"):
-        return ('`brain remember "I prefer dark mode" --provenance me --entity people/me` saves a first fact; '
-                f"`{connect_hint()}` connects Claude Code")
+        return (f'`brain remember "I prefer dark mode" --provenance me --entity {own_entity(vault)}` saves a first '
+                f"fact; `{connect_hint()}` connects Claude Code")
     return "`brain recall WORDS` searches your notes and facts; `brain doctor` checks the whole setup"
 
 

@@ -78,7 +78,7 @@ def test_get_takes_a_title_only_one_page_has(vault):
     (vault / "people" / "Other Canvas.md").write_text("---\ntitle: Canvas Lee\n---\nSomeone else.\n")
     brain("index", "-q", "--keyword-only")
     # two pages have it: not "no such page", but both, and how to name one; get and open alike
-    ambiguous = ("error: 'Canvas Lee' is the title of 2 pages:\n"
+    ambiguous = ("error: 'Canvas Lee' is the title or alias of 2 pages:\n"
                  "  people/canvas-lee  (people/Canvas Lee.md)\n"
                  "  people/other-canvas  (people/Other Canvas.md)\n"
                  "fix: name one by its slug or file path, e.g. `brain get people/canvas-lee`\n")

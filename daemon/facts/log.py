@@ -20,6 +20,7 @@ import os
 from pathlib import Path
 
 from ...indexer.vault.atomic_files import fsync_dir
+from .homes import move_problem
 from .ids import id_problem
 from ..private_files import FILE_MODE, private_dir
 
@@ -222,9 +223,10 @@ class FactsLog:
                     continue
                 try:
                     rec = json.loads(text.decode("utf-8"))
-                    if not isinstance(rec, dict) or rec.get("op") not in ("insert", "expire"):
+                    if not isinstance(rec, dict) or rec.get("op") not in ("insert", "expire", "move"):
                         raise ValueError("not a fact record (needs op insert/expire and an integer id)")
-                    problem = id_problem(rec.get("id"))
+                    # a move names two slugs, no fact (docs/architecture.md, "Entity identity")
+                    problem = move_problem(rec) if rec["op"] == "move" else id_problem(rec.get("id"))
                     if problem:
                         yield line_no, None, pos, problem, raw
                         continue

@@ -34,6 +34,8 @@ class Projection:
         self._hashers: dict[str, tuple] = {}  # log name → (sha256 of its first `upto` bytes, upto)
         self._own_stats: dict[str, str] = {}  # log name → its stat right after our own append
         self._moved = False
+        self._homes_due: set[str] | None = set()   # filed names to resolve once the logs are read (home_rows.py)
+        self._moves_cache: dict[str, str] | None = None   # the move records, from → to (home_rows.py)
 
     def catch_up(self) -> int:
         """Apply log lines the cache has not seen; returns how many were read."""
@@ -59,6 +61,7 @@ class Projection:
         if self._moved and not full:
             # an id changed hands mid-stream: project everything again in the one order a rebuild uses
             return self.rebuild()
+        self.settle_homes()
         return n
 
     def _intact(self, src: Source, read) -> bool:
@@ -146,12 +149,20 @@ class Projection:
 
     def _clear(self) -> None:
         for table in ("facts", "facts_fts", "claimed_ids", "fact_lines", "pending_expires", "log_reads", "line_homes",
-                      "call_keys"):
+                      "call_keys", "entity_moves"):
             self.db.execute(f"DELETE FROM {table}")
         self.bad_lines, self.id_conflicts = [], []
         self._hashers = {}
+        self._homes_due = None   # every filed name is looked at again once the logs are read
+        self._moves_cache = None
 
     def _apply(self, rec: dict, src: Source, line_no: int, digest: str) -> None:
+        if rec["op"] == "move":
+            # the order moves are followed in is the logs' own (ts, then log and line): the same on every device
+            self.db.execute("INSERT OR REPLACE INTO entity_moves(src, dst, ts, log, line_no) VALUES (?,?,?,?,?)",
+                            (rec["from"], rec["to"], rec["ts"], src.name, line_no))
+            self._homes_due, self._moves_cache = None, None
+            return
         if rec["op"] == "expire":
             args = (rec["ts"], rec.get("reason"), rec.get("superseded_by"), rec["id"], rec["ts"])
             # the earliest expiry wins, whatever order the logs are read in
@@ -167,14 +178,19 @@ class Projection:
         if fid is None:
             return
         valid_from = rec.get("valid_from") or rec["ts"]
+        filed = rec.get("entity_slug")
+        if filed is not None and not isinstance(filed, str):
+            raise TypeError("entity_slug must be a string or null")
+        if filed is not None and self._homes_due is not None:
+            self._homes_due.add(filed)
         self.db.execute(
-            f"INSERT OR REPLACE INTO facts({COLUMNS}, norm) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            f"INSERT OR REPLACE INTO facts({COLUMNS}, norm, filed_as) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
-                fid, rec["fact"], rec.get("kind", "fact"), rec.get("entity_slug"),
+                fid, rec["fact"], rec.get("kind", "fact"), self._home_now(filed),
                 rec.get("visibility", "world"), rec.get("source", ""), rec.get("source_session"),
                 rec.get("context"), float(rec.get("confidence", 1.0)), rec.get("notability", "medium"),
                 valid_from, rec.get("valid_until"), rec["ts"], None, None, None,
-                normalize_text(rec["fact"]),
+                normalize_text(rec["fact"]), filed,
             ),
         )
         # the keyword index sees the fact and its dates (expiry is the facts row's business)

@@ -8,8 +8,9 @@ import sqlite3
 from ...indexer.vault.timestamps import now_iso
 
 # 2: facts_fts, the keyword index over fact text; 3: several logs, claimed ids, the line each fact came from;
-# 4: call_keys; 5: a fact's date words hold the days its text names relative to its own ("last Saturday")
-SCHEMA_VERSION = 5
+# 4: call_keys; 5: a fact's date words hold the days its text names relative to its own ("last Saturday");
+# 6: filed_as and entity_moves: a fact's entity is the page its filed name means now (facts/homes.py)
+SCHEMA_VERSION = 6
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -18,7 +19,8 @@ CREATE TABLE IF NOT EXISTS facts (
     fact TEXT NOT NULL,
     norm TEXT NOT NULL,
     kind TEXT NOT NULL,
-    entity_slug TEXT,
+    entity_slug TEXT,                   -- the page the fact is about now (facts/homes.py)
+    filed_as TEXT,                      -- the entity name the log line files it under
     visibility TEXT NOT NULL,
     source TEXT NOT NULL,
     source_session TEXT,
@@ -33,6 +35,7 @@ CREATE TABLE IF NOT EXISTS facts (
     superseded_by INTEGER
 );
 CREATE INDEX IF NOT EXISTS facts_entity ON facts(entity_slug, valid_from DESC, id DESC);
+CREATE INDEX IF NOT EXISTS facts_filed ON facts(filed_as) WHERE filed_as IS NOT NULL;
 CREATE INDEX IF NOT EXISTS facts_created ON facts(created_at DESC, id DESC);
 CREATE INDEX IF NOT EXISTS facts_valid_from ON facts(valid_from DESC, id DESC);
 CREATE INDEX IF NOT EXISTS facts_session ON facts(source_session, created_at DESC);
@@ -41,6 +44,11 @@ CREATE INDEX IF NOT EXISTS facts_thread ON facts(source, source_session, created
 CREATE INDEX IF NOT EXISTS facts_superseded ON facts(superseded_by) WHERE superseded_by IS NOT NULL;
 CREATE VIRTUAL TABLE IF NOT EXISTS facts_fts USING fts5(
     text, date, tokenize = 'porter unicode61 remove_diacritics 2'
+);
+-- the logs' move records: a page's slug changed (docs/architecture.md, "Entity identity")
+CREATE TABLE IF NOT EXISTS entity_moves (
+    src TEXT NOT NULL, dst TEXT NOT NULL, ts TEXT NOT NULL, log TEXT NOT NULL, line_no INTEGER NOT NULL,
+    PRIMARY KEY (log, line_no)
 );
 CREATE TABLE IF NOT EXISTS claimed_ids (id INTEGER PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS fact_lines (

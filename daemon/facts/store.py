@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Sequence
 from .schema import SCHEMA, SCHEMA_VERSION, contains_ci
 from .ids import MAX_ID, claimed_in, line_digest
 from .log import FactsLog
+from .home_rows import HomeRows
 from .projection import Projection
 from .reads import FactReads
 from .vector_rows import FactVectorRows
@@ -30,6 +31,7 @@ from ...indexer.vault.visibility import Viewer
 from ..stores.facts import Fact
 
 if TYPE_CHECKING:
+    from ..stores.pages import PagesStore
     from ..stores.vectors import FactVectorsStore
 
 log = logging.getLogger("brain.facts")
@@ -38,7 +40,7 @@ log = logging.getLogger("brain.facts")
 READ_REFRESH_S = 1.0
 
 
-class FactsStore(Projection, FactReads, FactVectorRows):
+class FactsStore(Projection, FactReads, FactVectorRows, HomeRows):
     """Append facts to the log, mirror them into SQLite, answer queries.
 
     It implements the facts store contract (daemon/stores/facts.py); its reads are in reads.py,
@@ -76,6 +78,7 @@ class FactsStore(Projection, FactReads, FactVectorRows):
         self._writable = False
         self._refreshed = time.monotonic()
         self.vectors: "FactVectorsStore | None" = None  # the fact vectors, once the model has loaded
+        self.homes_pages: "PagesStore | None" = None  # the pages filed names resolve against (home_rows.py)
         self._ensure_schema()
         self.catch_up()
 
@@ -90,7 +93,8 @@ class FactsStore(Projection, FactReads, FactVectorRows):
                 # (fact vectors stay: each is keyed by model and text, so a stale one is never used)
                 self.db.executescript("DROP TABLE facts; DROP TABLE meta; DROP TABLE facts_fts; "
                                       "DROP TABLE claimed_ids; DROP TABLE fact_lines; DROP TABLE pending_expires; "
-                                      "DROP TABLE log_reads; DROP TABLE line_homes; DROP TABLE IF EXISTS call_keys;")
+                                      "DROP TABLE log_reads; DROP TABLE line_homes; DROP TABLE IF EXISTS call_keys; "
+                                      "DROP TABLE IF EXISTS entity_moves;")
                 self.db.executescript(SCHEMA)
             self._set_meta("schema_version", str(SCHEMA_VERSION))
 

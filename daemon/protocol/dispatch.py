@@ -44,8 +44,35 @@ def unknown_tool_envelope(name: str, surface: str) -> dict:
     return body
 
 
+# tools for the vault's owner at the command line only: listed nowhere, and a remote caller is
+# told they do not exist (daemon/verbs/facts_admin.py)
+OWNER_TOOLS = {
+    "facts_move": "brain.daemon.verbs.facts_admin:facts_move",
+    "facts_unfiled": "brain.daemon.verbs.facts_admin:facts_unfiled",
+}
+
+
+def _owner_tool(engine, name: str, arguments, caller: Caller) -> tuple[dict, bool]:
+    import importlib
+
+    mod_name, _, attr = OWNER_TOOLS[name].partition(":")
+    try:
+        if not isinstance(arguments, (dict, type(None))):
+            from .errors import InvalidParams, GENERIC_PARAM_SUGGESTION
+
+            raise InvalidParams("arguments must be a JSON object", GENERIC_PARAM_SUGGESTION)
+        return getattr(importlib.import_module(mod_name), attr)(engine, arguments or {}, caller), False
+    except VerbError as e:
+        return e.envelope(), True
+    except Exception as e:  # the edge: every failure becomes an envelope
+        log.exception("tool %s failed", name)
+        return internal_envelope(e), True
+
+
 def dispatch(engine, name: str, arguments: dict | None, caller: Caller) -> tuple[dict, bool]:
     """Run one tool call; never raises."""
+    if name in OWNER_TOOLS and not caller.remote:
+        return _owner_tool(engine, name, arguments, caller)
     tool = REGISTRY.get(name)
     if tool is None or not tool.on(caller.surface):
         return unknown_tool_envelope(name, caller.surface), True

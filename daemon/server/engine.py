@@ -65,7 +65,7 @@ class EngineReads:
         return config_mod.get(self.cfg, key)
 
     def canonical_entity(self, name: str, caller: Caller) -> str:
-        return canonical_entity_slug(name, self.pages, caller.viewer)
+        return canonical_entity_slug(name, self.pages, caller.viewer, self.facts)
 
     def vectors_missing_cause(self) -> str | None:
         """Why a page search would leave the vectors out now; None when it would use them."""
@@ -140,6 +140,8 @@ class Engine(EngineReads):
                                           self.state_dir / "device")
         self.page_db: sqlite3.Connection = open_db(self.cache_dir / "index.sqlite")
         self.pages = SqlitePagesStore(self.page_db)   # the pages contract (daemon/stores/pages.py)
+        # each fact belongs to the page its filed name means now (docs/architecture.md, "Entity identity")
+        self.facts.attach_pages(self.pages)
         self.usage = UsageLog(places.usage_file)
         # delta's cursors: the file opens on first use, and a broken one fails open (cursor_store.py)
         self.cursors = SQLiteCursorStore(self.state_dir / CURSORS_FILE)
@@ -192,6 +194,7 @@ class Engine(EngineReads):
                 except VaultLocked:
                     read_only = True
             index = VaultIndex(self.vault, self.page_db, self.cache_dir, read_only=read_only)
+            index.on_pages_changed.append(self._pages_changed)
             if self.vectors is not None and hasattr(self.vectors, "on_chunks_changed"):
                 index.on_chunks_changed.append(self.vectors.on_chunks_changed)
             self.pages.attach(index)  # first: a reader that sees `index` set finds the store ready
@@ -209,6 +212,13 @@ class Engine(EngineReads):
         elif watch:
             self.index.start_watching()
         return self.index
+
+    def _pages_changed(self, moves: list[tuple[str, str]]) -> None:
+        """After an index commit: log the pages that moved, and file facts where their names lead now."""
+        if moves:
+            self.facts.record_moves(moves)   # reads the records back, and resolves every name again
+        else:
+            self.facts.refresh_homes(None)
 
     def load_models(self, background: bool = True, start_after=None, progress=None, embedder=None):
         """Load the embedding model, then fact and chunk vectors; search is keyword-only until done.

@@ -137,6 +137,24 @@ class FactsStore(Protocol):
         """Whether fact `fid` expired another when it was written."""
         ...
 
+    def home_of(self, name: str) -> str | None:
+        """The slug of the page the facts filed under `name` belong to now, when that is another
+        slug (the page moved, or appeared since; docs/architecture.md, "Entity identity"); else None."""
+        ...
+
+    def record_moves(self, moves: list[tuple[str, str]], why: str) -> int:
+        """File the facts of each (from slug, to slug) under `to` from now on, by a move record in
+        the log (past lines are never edited); how many moves were recorded."""
+        ...
+
+    def count_filed(self, name: str) -> int:
+        """Active facts filed under `name`, or belonging to it now."""
+        ...
+
+    def filed_without_page(self) -> list[tuple[str, int]]:
+        """(entity slug, active facts) of each entity facts belong to that has no page."""
+        ...
+
     def insert(self, *, fact: str, kind: str, entity_slug: str | None, visibility: str, source: str,
                valid_until: str | None, source_session: str | None = None, context: str | None = None,
                supersede: int | None = None, now: str | None = None, call_key: str | None = None) -> int:

@@ -173,6 +173,11 @@ def lookup(engine: Engine, name: str, world_only: bool) -> dict:
                 {"slug": r.slug, "title": r.title or r.slug, "create_safety": "exists"} for r in runners
             ]
         return body
+    # an old slug of a moved page, or a name its facts were filed under (docs/architecture.md, "Entity identity")
+    home = engine.canonical_entity(name.strip()[:MAX_NAME], WORLD if world_only else Caller.local())
+    page = engine.pages.page(home, viewer_of(world_only)) if home else None
+    if page is not None:
+        return {"found": True, "card": build_card(engine, page, world_only)}
     card = facts_only_card(engine, name, world_only)
     if card is not None:
         return {"found": True, "card": card}

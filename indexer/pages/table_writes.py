@@ -12,6 +12,7 @@ import json
 import sqlite3
 
 from ..vault.parse import ParsedPage
+from ..vault.vault_changes import STABLE_ID
 from ..vault.scan import FileStat, Problem
 from ..vault.slugs import normalize_alias, path_to_slug
 from ..vault.timestamps import iso_ns, now_iso  # noqa: F401  (vault_index, page_tools import them from here)
@@ -84,8 +85,9 @@ class PageTables:
         return self.db.execute("SELECT * FROM pages WHERE slug = ?", (slug,)).fetchone()
 
     def manifest(self) -> dict[str, sqlite3.Row]:
-        """path → (id, path, slug, mtime_ns, size, content_hash) for every page."""
-        rows = self.db.execute("SELECT id, path, slug, tail, mtime_ns, size, content_hash FROM pages").fetchall()
+        """path → (id, path, slug, tail, mtime_ns, size, content_hash, stable_id) for every page."""
+        rows = self.db.execute(f"SELECT id, path, slug, tail, mtime_ns, size, content_hash, {STABLE_ID} "
+                               "FROM pages").fetchall()
         return {r["path"]: r for r in rows}
 
     # -- writes ----------------------------------------------------------------

@@ -44,6 +44,9 @@ class VaultIndex(PageOps):
         self.cache_dir = Path(cache_dir)
         self.read_only = read_only
         self.on_chunks_changed: list[Callable] = []   # f(added chunk rows, removed chunk ids) after each commit
+        # f(moves) after an apply that changed pages: moves = [(old slug, new slug)] of pages whose
+        # file moved, kept in the tables until every listener took them (docs/architecture.md, "Entity identity")
+        self.on_pages_changed: list[Callable[[list[tuple[str, str]]], None]] = []
         self.rules = IgnoreRules.load(self.vault)
         self.sync = None
         self.last_sync: str | None = _meta(db, "last_sync")   # when a batch last committed
@@ -121,7 +124,28 @@ class VaultIndex(PageOps):
                 self.keyword.rollback()
                 raise
             self.last_report = report
+            if report["parsed"] or report["deleted"] or report["renamed"] or self.pending_moves():
+                self._tell_pages_changed()
             return report
+
+    # -- pages that moved ------------------------------------------------------------
+
+    def pending_moves(self) -> list[tuple[str, str]]:
+        """(old slug, new slug) of moved pages the listeners have not taken yet."""
+        raw = self.tables.meta("pending_moves") if self.tables is not None else None
+        return [tuple(m) for m in json.loads(raw)] if raw else []
+
+    def _tell_pages_changed(self) -> None:
+        moves = self.pending_moves()
+        try:
+            for cb in list(self.on_pages_changed):
+                cb(list(moves))
+        except Exception:
+            # kept: the next apply hands them over again
+            log.warning("a pages-changed listener failed; the page moves are kept for the next change", exc_info=True)
+            return
+        if moves:
+            self.wdb.execute("DELETE FROM meta WHERE key = 'pending_moves'")
 
     def rename(self, old_rel: str, new_rel: str) -> dict:
         """A file moved: the page keeps its id, and links follow the new name."""
@@ -174,6 +198,7 @@ class VaultIndex(PageOps):
                 done_in_batch = 0
             if progress is not None and (i % 50 == 0 or i + 1 == total):
                 progress(i + 1, total)
+        self._note_moves(pairs)
         self._finish()
         if progress is not None and total == 0:
             progress(0, 0)
@@ -237,6 +262,16 @@ class VaultIndex(PageOps):
         self._removed.extend(removed)
         self.stats["parsed"] += 1
         return "parsed"
+
+    def _note_moves(self, pairs) -> None:
+        """Keep, in the batch that moves them, the slugs of the pages whose file moved."""
+        moves = []
+        for rel, old in pairs.items():
+            row = self.tables.by_path(rel)
+            if row is not None and row["id"] == old["id"] and row["slug"] != old["slug"]:
+                moves.append((old["slug"], row["slug"]))
+        if moves:
+            self.tables.set_meta("pending_moves", json.dumps(self.pending_moves() + moves))
 
     def _delete_row(self, row) -> None:
         self._removed.extend(self.tables.delete(row["id"]))

@@ -16,9 +16,13 @@ from pathlib import Path
 
 from .atomic_files import sweep_temp_files
 from .scan import CONFLICT_FIX, FileStat, Problem, classify, outside_link, read_page, scan_vault, stat_page
+from .frontmatter import MAX_FRONTMATTER_BYTES, split_frontmatter
 from .vault_files import content_hash
 
 log = logging.getLogger("brain.indexer")
+# a page's frontmatter `id`, which names it whatever its file is called (pair_renames);
+# the LIKE spares the JSON parse on the pages that have none
+STABLE_ID = "CASE WHEN frontmatter LIKE '%\"id\"%' THEN json_extract(frontmatter, '$.id') END AS stable_id"
 
 
 def disk_state(vault: Path, rules, tables, paths, dirs, moves, full: bool, *, sweep: bool = True):
@@ -69,14 +73,26 @@ def disk_state(vault: Path, rules, tables, paths, dirs, moves, full: bool, *, sw
         file_problems.append((rel, problem))
     rows = {}
     for part in _parts(list(set(present) | gone)):
-        for r in t.db.execute(f"SELECT id, path, slug, tail, mtime_ns, size, content_hash FROM pages "
+        # a frontmatter `id` names the page whatever its file is called (pair_renames)
+        for r in t.db.execute(f"SELECT id, path, slug, tail, mtime_ns, size, content_hash, {STABLE_ID} FROM pages "
                               f"WHERE path IN ({','.join('?' * len(part))})", part):
             rows[r["path"]] = r
     return present, gone, rows, (scan_problems, file_problems)
 
 
+def _stable_id(raw: bytes | None) -> str | None:
+    """The frontmatter `id` of a page's bytes, as text; None when it has none."""
+    if raw is None or b"id:" not in raw[:MAX_FRONTMATTER_BYTES]:
+        return None
+    fm = split_frontmatter(raw[:MAX_FRONTMATTER_BYTES + 8192].decode("utf-8", "replace"))
+    value = fm.data.get("id") if fm.error is None else None
+    return str(value) if isinstance(value, (str, int)) and str(value).strip() else None
+
+
 def pair_renames(vault: Path, present, gone_rows, rows, moves, reads) -> dict:
-    """New file → the row of the page it was moved from (watcher moves first, then same bytes)."""
+    """New file → the row of the page it was moved from: the watcher's moves first, then the same
+    bytes, then the same frontmatter `id` (a page renamed and edited at once; docs/architecture.md,
+    "Entity identity")."""
     pairs: dict[str, sqlite3.Row] = {}
     new_files = [rel for rel in present if rel not in rows]
     if not gone_rows or not new_files:
@@ -96,6 +112,21 @@ def pair_renames(vault: Path, present, gone_rows, rows, moves, reads) -> dict:
             src = by_hash.pop(content_hash(got[0]), None)
             if src is not None:
                 pairs[rel] = gone_rows.pop(src)
+    by_id: dict[str, list[str]] = {}
+    for src, row in gone_rows.items():
+        if row["stable_id"] is not None:
+            by_id.setdefault(str(row["stable_id"]), []).append(src)
+    for rel in new_files:
+        if not by_id:
+            break
+        if rel in pairs:
+            continue
+        got = reads.get(rel) or read_page(vault, rel, present[rel].size)
+        reads[rel] = got
+        sid = _stable_id(got[0])
+        srcs = by_id.get(sid) if sid is not None else None
+        if srcs and len(srcs) == 1 and srcs[0] in gone_rows:   # an id two gone pages shared names neither
+            pairs[rel] = gone_rows.pop(srcs.pop())
     return pairs
 
 

@@ -225,6 +225,21 @@ class PgFactsStore(FactVectorRows):
                            [stored_key(key)], "id", 1)
         return rows[0] if rows else None
 
+    def home_of(self, name: str) -> str | None:
+        """Facts stay under the name they were filed under here: a shared store does not follow
+        page moves yet (docs/scaling.md, "What a team brain does not do yet")."""
+        return None
+
+    def record_moves(self, moves: list[tuple[str, str]], why: str) -> int:
+        raise Unavailable("a shared store does not move facts between entities yet",
+                          "move them on the vault's own brain (`brain facts move` without --store)")
+
+    def count_filed(self, name: str) -> int:
+        return self.count(FactScope(entity=name), Viewer.owner(), 1 << 30)
+
+    def filed_without_page(self) -> list[tuple[str, int]]:
+        return []
+
     def supersedes(self, fid: int, viewer: Viewer) -> bool:
         # a fact the viewer may not see supersedes nothing it may know of
         sql = f"SELECT EXISTS (SELECT 1 FROM facts{where_sql(['id = %s', *visibility(viewer)])}) " \

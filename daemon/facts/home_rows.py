@@ -1,0 +1,145 @@
+"""The facts table's side of entity identity: each fact's home page kept current, and moves logged.
+
+A mixin of FactsStore (store.py), which brings `db`, `lock`, `_write` and
+`catch_up`. The projection files every fact under the page its filed name
+means now (facts/homes.py says how); this keeps that true when the logs gain a
+fact or a move, and when the vault's pages change (the daemon calls
+`refresh_homes` after each index commit). docs/architecture.md, "Entity identity".
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from ...indexer.vault.timestamps import now_iso
+from .homes import resolve_homes
+
+if TYPE_CHECKING:
+    import sqlite3
+    import threading
+
+    from ..stores.pages import PagesStore
+
+log = logging.getLogger("brain.facts")
+
+# the reasons a move record gives, read by `brain doctor` and people
+MOVED_BY_INDEX = "the page's file moved"
+MOVED_BY_USER = "brain facts move"
+
+
+class HomeRows:
+    db: "sqlite3.Connection"
+    lock: "threading.RLock"
+    _homes_due: set[str] | None
+    _moves_cache: dict[str, str] | None
+    homes_pages: "PagesStore | None"
+
+    if TYPE_CHECKING:
+        def _write(self, build) -> list[dict]: ...
+
+    def attach_pages(self, pages: "PagesStore") -> None:
+        """Resolve filed names against these pages from now on, and once now."""
+        self.homes_pages = pages
+        self.refresh_homes(None)
+
+    def _home_now(self, filed: str | None) -> str | None:
+        """The home a newly read fact takes until its name is resolved: that of its name's other facts."""
+        if filed is None:
+            return None
+        row = self.db.execute("SELECT entity_slug FROM facts WHERE filed_as = ? LIMIT 1", (filed,)).fetchone()
+        return str(row[0]) if row else filed
+
+    def moves(self) -> dict[str, str]:
+        """Each slug's latest move, from → to, in the one order every device reads the logs in
+        (kept in memory until the projection reads a move or starts again: `_moves_cache = None`)."""
+        with self.lock:
+            cached = self._moves_cache
+            if cached is not None:
+                return cached
+            out: dict[str, str] = {}
+            for src, dst in self.db.execute("SELECT src, dst FROM entity_moves ORDER BY ts, log, line_no"):
+                out[src] = dst
+            self._moves_cache = out
+            return out
+
+    def refresh_homes(self, names: list[str] | None) -> int:
+        """Resolve these filed names (None: all) again; how many facts changed home."""
+        pages = getattr(self, "homes_pages", None)
+        if pages is None:
+            return 0
+        with self.lock:
+            if names is None:
+                names = [r[0] for r in self.db.execute("SELECT DISTINCT filed_as FROM facts WHERE filed_as IS NOT NULL")]
+            if not names:
+                return 0
+            homes = resolve_homes(names, pages, self.moves())
+            changed = 0
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                for name, home in homes.items():
+                    changed += self.db.execute("UPDATE facts SET entity_slug = ? WHERE filed_as = ? AND entity_slug IS NOT ?",
+                                               (home, name, home)).rowcount
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+        if changed:
+            log.info("%d facts now filed under the page their entity moved to or took", changed)
+        return changed
+
+    def settle_homes(self) -> None:
+        """After the logs were read: resolve the names that came with new facts or moves."""
+        due, self._homes_due = self._homes_due, set()
+        if due is None or due:
+            self.refresh_homes(None if due is None else sorted(due))
+
+    def home_of(self, name: str) -> str | None:
+        """The slug facts filed under `name` belong to now, when that is another slug; else None."""
+        pages = getattr(self, "homes_pages", None)
+        if pages is None:
+            return None
+        with self.lock:
+            row = self.db.execute("SELECT entity_slug FROM facts WHERE filed_as = ? LIMIT 1", (name,)).fetchone()
+            if row is not None:
+                home = str(row[0])
+            elif name in self.moves():
+                home = resolve_homes([name], pages, self.moves())[name]
+            else:
+                return None   # no facts under it and no move from it: the caller's own resolution stands
+        return home if home != name else None
+
+    def record_moves(self, moves: list[tuple[str, str]], why: str = MOVED_BY_INDEX) -> int:
+        """Append a move record per (from slug, to slug) to this device's log; how many."""
+        moves = [(a, b) for a, b in moves if a and b and a != b]
+        if not moves:
+            return 0
+        ts = now_iso()
+        with self.lock:
+            self._write(lambda: [{"op": "move", "from": a, "to": b, "ts": ts, "reason": why} for a, b in moves])
+        self.settle_homes()
+        return len(moves)
+
+    def count_filed(self, name: str) -> int:
+        """Active facts whose filed name, or whose home, is `name`."""
+        with self.lock:
+            return int(self.db.execute("SELECT COUNT(*) FROM facts WHERE (filed_as = ? OR entity_slug = ?) "
+                                       "AND expired_at IS NULL", (name, name)).fetchone()[0])
+
+    def filed_without_page(self) -> list[tuple[str, int]]:
+        """(filed name, active facts) for each name whose facts belong to no page: entities with
+        facts and no page yet, or pages gone or moved where brain could not follow."""
+        pages = getattr(self, "homes_pages", None)
+        with self.lock:
+            rows = self.db.execute(
+                "SELECT entity_slug, COUNT(*) FROM facts WHERE entity_slug IS NOT NULL AND expired_at IS NULL "
+                "GROUP BY entity_slug ORDER BY entity_slug").fetchall()
+        if pages is None:
+            return []
+        from ...indexer.vault.visibility import Viewer
+
+        names = [str(r[0]) for r in rows]
+        known: set[str] = set()
+        for i in range(0, len(names), 500):
+            known.update(pages.paths(names[i:i + 500], Viewer.owner()))
+        return [(str(r[0]), int(r[1])) for r in rows if r[0] not in known]
