@@ -258,3 +258,39 @@ def test_an_old_slug_opens_the_moved_pages_card_and_context(lisa, vault, remote)
     body, err = call(lisa, "context_pack", {"entities": "people/lisa-park"}, remote)
     assert not err, body
     assert "Lisa approves the Q1 budget in January" in json.dumps(body)
+
+
+def test_get_page_takes_the_names_entity_takes(lisa, vault, remote):
+    body, err = call(lisa, "get_page", {"slug": "Lisa"}, remote)
+    assert not err and body["slug"] == "people/lisa-park", body
+    move(vault, "people/Lisa Park.md", "people/Lisa Chen.md")
+    lisa.index.apply(["people/Lisa Park.md", "people/Lisa Chen.md"])
+    body, err = call(lisa, "get_page", {"slug": "people/lisa-park"}, remote)
+    assert not err and body["slug"] == "people/lisa-chen", body
+    write(vault, "people/Quinn.md", "---\nvisibility: private\naliases: [Q]\n---\n# Quinn\n")
+    lisa.index.apply(["people/Quinn.md"])
+    body, err = call(lisa, "get_page", {"slug": "Q"}, remote)
+    assert err and body["error"] == "not_found"
+
+
+def test_a_phantom_slug_files_under_the_page_its_words_name_but_never_across_folders(vault, open_index, remote):  # noqa: F811
+    write(vault, "people/Sam Ortiz.md", SAM)
+    write(vault, "companies/Atlas.md", "# Atlas\n\nA shipping company.\n")
+    engine = open_index(vault)
+    assert remember(engine, remote, "I take notes in Markdown", "people/me")["entity_slug"] == "people/sam-ortiz"
+    assert remember(engine, remote, "Atlas ships in May", "projects/atlas")["entity_slug"] == "projects/atlas"
+    assert card(engine, remote, "companies/atlas")["card"]["active_fact_count"] == 0
+    body, err = call(engine, "context_pack", {"entities": "people/me"}, remote)
+    assert not err and "I take notes in Markdown" in json.dumps(body)
+
+
+@pytest.mark.parametrize("order", ["new file first", "deletion first"])
+def test_a_move_the_watcher_reports_as_two_changes(lisa, vault, remote, order):
+    # a move into a folder the watcher does not watch yet comes as a new file and a deletion,
+    # in either order, in batches of their own
+    move(vault, "people/Lisa Park.md", "archive/Lisa P.md")
+    batches = [["archive/Lisa P.md"], ["people/Lisa Park.md"]]
+    for paths in batches if order == "new file first" else batches[::-1]:
+        lisa.index.apply(paths)
+    got = card(lisa, remote, "people/lisa-park")["card"]
+    assert (got["entity"]["slug"], got["active_fact_count"]) == ("archive/lisa-p", 2)

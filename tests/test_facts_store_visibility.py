@@ -94,6 +94,9 @@ def _reads(store):
         "counts": [((WORLD,), {"facts": 3, "active_facts": 2, "bad_log_lines": 0})],
         "by_call_key": [(("remote k1", WORLD), None)],
         "supersedes": [((fid, WORLD), False) for fid in private],
+        "count_filed": [((ENTITY, WORLD), _world_count(store, FactScope(entity=ENTITY))),
+                        ((f"people/{MARK}", WORLD), 0)],
+        "filed_without_page": [((WORLD,), [])],
     }
 
 
@@ -105,6 +108,9 @@ WRITES = {
     "expire": lambda s: ((s.ids["world_successor"], "checked"), {}),
     "exclusive": lambda s: ((), {}),
     "rebuild": lambda s: ((), {}),
+    # a slug, never a fact: where facts filed under a name belong now (docs/architecture.md, "Entity identity")
+    "home_of": lambda s: ((ENTITY,), {}),
+    "record_moves": lambda s: (([("people/bob", "people/robert")], "test"), {}),
 }
 
 

@@ -13,6 +13,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from ...indexer.vault.timestamps import now_iso
+from ...indexer.vault.visibility import Viewer
 from .homes import resolve_homes
 
 if TYPE_CHECKING:
@@ -103,10 +104,11 @@ class HomeRows:
             row = self.db.execute("SELECT entity_slug FROM facts WHERE filed_as = ? LIMIT 1", (name,)).fetchone()
             if row is not None:
                 home = str(row[0])
-            elif name in self.moves():
+            elif name in self.moves() or "/" in name:
+                # a moved page's old slug, or a slug whose words name a page (`people/me` → the page aliased me)
                 home = resolve_homes([name], pages, self.moves())[name]
             else:
-                return None   # no facts under it and no move from it: the caller's own resolution stands
+                return None   # a plain name the caller's own resolution already read as a page's name
         return home if home != name else None
 
     def record_moves(self, moves: list[tuple[str, str]], why: str = MOVED_BY_INDEX) -> int:
@@ -120,24 +122,24 @@ class HomeRows:
         self.settle_homes()
         return len(moves)
 
-    def count_filed(self, name: str) -> int:
-        """Active facts whose filed name, or whose home, is `name`."""
+    def count_filed(self, name: str, viewer: Viewer) -> int:
+        """Active facts the viewer may see whose filed name, or whose home, is `name`."""
+        world = "" if viewer.sees_private else " AND visibility = 'world'"
         with self.lock:
             return int(self.db.execute("SELECT COUNT(*) FROM facts WHERE (filed_as = ? OR entity_slug = ?) "
-                                       "AND expired_at IS NULL", (name, name)).fetchone()[0])
+                                       f"AND expired_at IS NULL{world}", (name, name)).fetchone()[0])
 
-    def filed_without_page(self) -> list[tuple[str, int]]:
-        """(filed name, active facts) for each name whose facts belong to no page: entities with
-        facts and no page yet, or pages gone or moved where brain could not follow."""
+    def filed_without_page(self, viewer: Viewer) -> list[tuple[str, int]]:
+        """(entity slug, active facts the viewer may see) for each entity whose facts belong to no
+        page: entities with facts and no page yet, or pages gone or moved where brain could not follow."""
         pages = getattr(self, "homes_pages", None)
+        world = "" if viewer.sees_private else " AND visibility = 'world'"
         with self.lock:
             rows = self.db.execute(
-                "SELECT entity_slug, COUNT(*) FROM facts WHERE entity_slug IS NOT NULL AND expired_at IS NULL "
+                f"SELECT entity_slug, COUNT(*) FROM facts WHERE entity_slug IS NOT NULL AND expired_at IS NULL{world} "
                 "GROUP BY entity_slug ORDER BY entity_slug").fetchall()
         if pages is None:
             return []
-        from ...indexer.vault.visibility import Viewer
-
         names = [str(r[0]) for r in rows]
         known: set[str] = set()
         for i in range(0, len(names), 500):

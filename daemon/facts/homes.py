@@ -12,7 +12,8 @@ rebuild on any device attaches every fact to the same page:
    along at most MAX_HOPS moves) that ends at a page: that page;
 3. else the one world-visible page the name means: its last segment as a
    slug tail, an alias or an exact title, with or without its dashes
-   (the pages store's `resolve_entity`, the resolver remember files under);
+   (the pages store's `resolve_entity`, the resolver remember files under),
+   in the same top folder when the name has one;
    a name several pages share stays where it is (never guessed), and a
    private page never takes a fact by name (its slug would reach remote
    callers in the fact's `entity_slug`);
@@ -46,15 +47,19 @@ def move_problem(rec: dict) -> str | None:
     return None
 
 
-def _by_name(name: str, pages: PagesStore) -> str | None:
+def by_name(name: str, pages: PagesStore) -> str | None:
+    """The one world-visible page a filed name means by its words (step 3), or None. A name with
+    a folder (`people/lisa-park`) only finds a page in the same top folder: `projects/atlas` is
+    not the company Atlas."""
     world = Viewer.world()
-    tail = name.rsplit("/", 1)[-1]
-    tries = [tail] if "/" in name else [name]
+    folder, _, tail = name.rpartition("/")
+    tries = [tail]
     if "-" in tail:
         tries.append(tail.replace("-", " "))
+    top = folder.split("/", 1)[0] + "/" if folder else ""
     for attempt in tries:
         hit = pages.resolve_entity(attempt, world)
-        if hit:
+        if hit and hit.startswith(top):
             return hit
     return None
 
@@ -72,7 +77,7 @@ def resolve_homes(names: Iterable[str], pages: PagesStore, moves: Mapping[str, s
         if name in existing:
             homes[name] = name
             continue
-        homes[name] = _followed(name, pages, moves) or _by_name(name, pages) or name
+        homes[name] = _followed(name, pages, moves) or by_name(name, pages) or name
     return homes
 
 

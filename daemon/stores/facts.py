@@ -144,15 +144,16 @@ class FactsStore(Protocol):
 
     def record_moves(self, moves: list[tuple[str, str]], why: str) -> int:
         """File the facts of each (from slug, to slug) under `to` from now on, by a move record in
-        the log (past lines are never edited); how many moves were recorded."""
+        the log (past lines are never edited); how many moves were recorded (0: this store does not
+        move facts)."""
         ...
 
-    def count_filed(self, name: str) -> int:
-        """Active facts filed under `name`, or belonging to it now."""
+    def count_filed(self, name: str, viewer: Viewer) -> int:
+        """Active facts the viewer may see filed under `name`, or belonging to it now."""
         ...
 
-    def filed_without_page(self) -> list[tuple[str, int]]:
-        """(entity slug, active facts) of each entity facts belong to that has no page."""
+    def filed_without_page(self, viewer: Viewer) -> list[tuple[str, int]]:
+        """(entity slug, active facts the viewer may see) of each entity facts belong to that has no page."""
         ...
 
     def insert(self, *, fact: str, kind: str, entity_slug: str | None, visibility: str, source: str,

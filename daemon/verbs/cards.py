@@ -59,8 +59,16 @@ def timeline_iso(date: str | None) -> str | None:
 # -- resolution -------------------------------------------------------------
 
 def resolve(engine: Engine, name: str, world_only: bool) -> list[PageHead]:
-    """Candidate pages for `name`, best first (the pages store's resolve_name, docs/protocol.md §3.3)."""
-    return engine.pages.resolve_name(name, viewer_of(world_only))
+    """Candidate pages for `name`, best first (the pages store's resolve_name, docs/protocol.md §3.3);
+    with none, the page a moved page's old slug, or a name facts were filed under, leads to now
+    (docs/architecture.md, "Entity identity")."""
+    viewer = viewer_of(world_only)
+    rows = engine.pages.resolve_name(name, viewer)
+    if rows:
+        return rows
+    home = engine.canonical_entity(name.strip()[:MAX_NAME], WORLD if world_only else Caller.local())
+    page = engine.pages.page(home, viewer) if home else None
+    return [page] if page is not None else []
 
 
 def viewer_of(world_only: bool) -> Viewer:
@@ -173,11 +181,6 @@ def lookup(engine: Engine, name: str, world_only: bool) -> dict:
                 {"slug": r.slug, "title": r.title or r.slug, "create_safety": "exists"} for r in runners
             ]
         return body
-    # an old slug of a moved page, or a name its facts were filed under (docs/architecture.md, "Entity identity")
-    home = engine.canonical_entity(name.strip()[:MAX_NAME], WORLD if world_only else Caller.local())
-    page = engine.pages.page(home, viewer_of(world_only)) if home else None
-    if page is not None:
-        return {"found": True, "card": build_card(engine, page, world_only)}
     card = facts_only_card(engine, name, world_only)
     if card is not None:
         return {"found": True, "card": card}

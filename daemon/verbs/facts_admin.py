@@ -9,7 +9,7 @@ them. docs/architecture.md, "Entity identity".
 from __future__ import annotations
 
 from ..protocol.caller import Caller
-from ..protocol.errors import InvalidParams
+from ..protocol.errors import InvalidParams, Unavailable
 from ..protocol.version import PROTOCOL_VERSION
 from ..stores.engine import Engine
 from ..facts.home_rows import MOVED_BY_USER
@@ -39,8 +39,10 @@ def facts_move(engine: Engine, args: dict, caller: Caller) -> dict:
     dst = dst or _slug_arg(args, "to")
     if src == dst:
         raise InvalidParams(f"{src} and {dst} are the same entity.", "Name two different entities.")
-    before = engine.facts.count_filed(src)
-    engine.facts.record_moves([(src, dst)], why=MOVED_BY_USER)
+    before = engine.facts.count_filed(src, caller.viewer)
+    if not engine.facts.record_moves([(src, dst)], why=MOVED_BY_USER):
+        raise Unavailable("this brain's facts store does not move facts between entities",
+                          "run `brain facts move` on the vault's own brain (docs/scaling.md)")
     has_page = engine.pages.page_ref(dst, Viewer.owner()) is not None
     return {"moved_from": src, "moved_to": dst, "facts": before, "page_exists": has_page,
             "protocol_version": PROTOCOL_VERSION}
@@ -50,7 +52,7 @@ def facts_unfiled(engine: Engine, args: dict, caller: Caller) -> dict:
     """The names facts are filed under that lead to no page, each with how many active facts
     it holds and the pages its name is near."""
     out = []
-    for name, count in engine.facts.filed_without_page():
+    for name, count in engine.facts.filed_without_page(caller.viewer):
         near = [h.slug for h in engine.pages.resolve_name(name.rsplit("/", 1)[-1].replace("-", " "), Viewer.owner())[:3]]
         out.append({"entity_slug": name, "active_facts": count, "near": near})
     return {"unfiled": out, "protocol_version": PROTOCOL_VERSION}

@@ -45,12 +45,24 @@ def put_page(engine: Engine, args: dict, caller: Caller) -> dict:
 
 def get_page(engine: Engine, args: dict, caller: Caller) -> dict:
     try:
-        page = _pages(engine).get_page(args["slug"], caller.viewer)
+        pages = _pages(engine)
+        page = pages.get_page(args["slug"], caller.viewer)
+        if page is None and not _shared_name(pages, args["slug"], caller):
+            # the names `entity` takes (an alias, a title, a moved page's old slug) name a page here too
+            # (docs/architecture.md, "Entity identity")
+            named = engine.canonical_entity(args["slug"], caller)
+            if named and named != args["slug"]:
+                page = pages.get_page(named, caller.viewer)
     except PageWriteError as e:   # a page indexed as a stub (over the size limit)
         raise InvalidParams(e.message, e.fix) from None
     if page is None:
         raise _not_found(args["slug"])
     return dict(page)
+
+
+def _shared_name(pages: PagesStore, name: str, caller: Caller) -> bool:
+    """Whether two pages the caller may see have `name` as their title or alias: never guessed."""
+    return len(pages.titled(name, caller.viewer, 2)) > 1 or len(pages.resolve_alias(name, caller.viewer)) > 1
 
 
 def list_pages(engine: Engine, args: dict, caller: Caller) -> dict:

@@ -14,6 +14,7 @@ import json
 import logging
 import sqlite3
 import threading
+import time
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -27,7 +28,7 @@ from .table_writes import PageTables, collision_echo, now_iso
 from ..vault.scan import IGNORE_FILE, FileStat, IgnoreRules, Problem, classify, read_head, read_page, stat_page
 from ..vault.slugs import path_to_slug
 from ..vault.visibility import Viewer
-from ..vault.vault_changes import disk_state, pair_renames, scan_kinds_paths
+from ..vault.vault_changes import disk_state, pair_renames, row_stable_id, scan_kinds_paths
 
 log = logging.getLogger("brain.indexer")
 WORLD = Viewer.world()   # a reader who does not say otherwise is the world (docs/protocol.md §4.8)
@@ -35,6 +36,8 @@ WORLD = Viewer.world()   # a reader who does not say otherwise is the world (doc
 BATCH_PAGES = 500   # pages per commit: a `git checkout` of 1,000 files is 2 commits
 FULL_BATCH_PAGES = 2000   # a whole-vault pass commits less often (each commit fsyncs)
 STUB_HEAD_BYTES = MAX_FRONTMATTER_BYTES + 8192   # room for the largest frontmatter block read
+# how long a deleted page's bytes may come back as a moved page (the watcher's delete, then its create)
+GONE_WINDOW_S = 30.0
 
 
 class VaultIndex(PageOps):
@@ -53,6 +56,9 @@ class VaultIndex(PageOps):
         self.last_report: dict | None = None
         self.stats = {"parsed": 0, "touched": 0, "deleted": 0, "renamed": 0, "commits": 0, "errors": 0}
         self._lock = threading.RLock()
+        self._gone: dict[str, tuple] = {}        # content hash → (slug, frontmatter id, when) of pages just deleted
+        self._born: dict[str, tuple] = {}        # … and of pages just new to the index
+        self._late_moves: list[tuple[str, str]] = []   # moves found by _came_back in the current apply
         self.wdb = None
         self.tables = None
         try:
@@ -109,6 +115,7 @@ class VaultIndex(PageOps):
             raise PageWriteError("read_only", "another brain process owns this vault's index.",
                                  "Send the request to the running daemon (drop --no-daemon).")
         with self._lock:
+            self._late_moves = []
             paths, dirs, moves = set(paths), set(dirs), list(moves)
             if IGNORE_FILE in paths or full:
                 self.rules = IgnoreRules.load(self.vault)
@@ -170,6 +177,8 @@ class VaultIndex(PageOps):
                 t.add_problem(problem)
         for rel, row in gone_rows.items():
             self._delete_row(row)
+            if not full:
+                self._note_gone(row)
             report["deleted"] += 1
         # a renamed page frees its old slug too; files waiting on a freed slug go last,
         # after the page that held it has moved on
@@ -245,6 +254,8 @@ class VaultIndex(PageOps):
                                                           "its frontmatter, and is private, until it is fixed"))
         elif page.visibility_doubt:
             t.add_problem(Problem(rel, "unclear_visibility", page.visibility_doubt))
+        if row is None and not trust_stat:   # a whole-vault pass pairs its moves itself (pair_renames)
+            self._came_back(page.slug, h, page.frontmatter.get("id"))
         pid, added, removed, all_rows = t.upsert(page, st, h, row)
         if row is None or row["slug"] != page.slug:
             self._tails.add(page.tail)
@@ -263,9 +274,48 @@ class VaultIndex(PageOps):
         self.stats["parsed"] += 1
         return "parsed"
 
+    # The watcher may report a move into a folder it does not watch yet as two changes, a new file
+    # and a deleted one, in either order and in batches of their own: each side is remembered for
+    # GONE_WINDOW_S, and the other side, when it comes with the same bytes (or frontmatter id), makes
+    # the pair a move (docs/architecture.md, "Entity identity").
+
+    def _note_gone(self, row) -> None:
+        """A page deleted: the page born moments ago with its bytes is it, moved; else remember it."""
+        sid = row_stable_id(row)
+        born = self._recent(self._born, row["content_hash"], sid)
+        if born is not None:
+            if born[0] != row["slug"]:
+                self._late_moves.append((row["slug"], born[0]))
+        elif row["content_hash"]:
+            self._gone[row["content_hash"]] = (row["slug"], sid, time.monotonic())
+
+    def _came_back(self, slug: str, content_hash: str, stable_id) -> None:
+        """A page new to the index: the page deleted moments ago with its bytes is it, moved; else remember it."""
+        gone = self._recent(self._gone, content_hash, stable_id)
+        if gone is not None:
+            if gone[0] != slug:
+                self._late_moves.append((gone[0], slug))
+        elif content_hash:
+            self._born[content_hash] = (slug, stable_id, time.monotonic())
+
+    @staticmethod
+    def _recent(seen: dict, content_hash: str, stable_id):
+        """Take from `seen` the entry (slug, frontmatter id, when) with these bytes or this frontmatter
+        id, if it is recent enough; forget the stale ones on the way."""
+        now = time.monotonic()
+        for k in [k for k, v in seen.items() if now - v[2] >= GONE_WINDOW_S]:
+            del seen[k]
+        if content_hash and content_hash in seen:
+            return seen.pop(content_hash)
+        if stable_id is not None:
+            for k, v in seen.items():
+                if v[1] is not None and str(v[1]) == str(stable_id):
+                    return seen.pop(k)
+        return None
+
     def _note_moves(self, pairs) -> None:
         """Keep, in the batch that moves them, the slugs of the pages whose file moved."""
-        moves = []
+        moves, self._late_moves = self._late_moves, []
         for rel, old in pairs.items():
             row = self.tables.by_path(rel)
             if row is not None and row["id"] == old["id"] and row["slug"] != old["slug"]:

@@ -89,6 +89,15 @@ def _stable_id(raw: bytes | None) -> str | None:
     return str(value) if isinstance(value, (str, int)) and str(value).strip() else None
 
 
+def row_stable_id(row) -> str | None:
+    """A page row's frontmatter `id` (STABLE_ID), when the store's rows carry one."""
+    try:
+        value = row["stable_id"]
+    except (KeyError, IndexError):
+        return None
+    return None if value is None else str(value)
+
+
 def pair_renames(vault: Path, present, gone_rows, rows, moves, reads) -> dict:
     """New file → the row of the page it was moved from: the watcher's moves first, then the same
     bytes, then the same frontmatter `id` (a page renamed and edited at once; docs/architecture.md,
@@ -114,8 +123,9 @@ def pair_renames(vault: Path, present, gone_rows, rows, moves, reads) -> dict:
                 pairs[rel] = gone_rows.pop(src)
     by_id: dict[str, list[str]] = {}
     for src, row in gone_rows.items():
-        if row["stable_id"] is not None:
-            by_id.setdefault(str(row["stable_id"]), []).append(src)
+        sid = row_stable_id(row)
+        if sid is not None:
+            by_id.setdefault(sid, []).append(src)
     for rel in new_files:
         if not by_id:
             break

@@ -231,13 +231,12 @@ class PgFactsStore(FactVectorRows):
         return None
 
     def record_moves(self, moves: list[tuple[str, str]], why: str) -> int:
-        raise Unavailable("a shared store does not move facts between entities yet",
-                          "move them on the vault's own brain (`brain facts move` without --store)")
+        return 0   # a shared store does not move facts yet (docs/scaling.md)
 
-    def count_filed(self, name: str) -> int:
-        return self.count(FactScope(entity=name), Viewer.owner(), 1 << 30)
+    def count_filed(self, name: str, viewer: Viewer) -> int:
+        return self.count(FactScope(entity=name), viewer, 1 << 30)
 
-    def filed_without_page(self) -> list[tuple[str, int]]:
+    def filed_without_page(self, viewer: Viewer) -> list[tuple[str, int]]:
         return []
 
     def supersedes(self, fid: int, viewer: Viewer) -> bool:
