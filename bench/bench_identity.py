@@ -124,8 +124,13 @@ def main() -> int:
             src = vault / "people" / f"{moved}.md"
             (vault / "archive").mkdir(exist_ok=True)
             os.rename(src, vault / "archive" / f"{moved}.md")
-        time.sleep(2.0)
         for side, client in clients.items():
+            deadline = time.monotonic() + 15
+            while True:   # until the daemon has indexed the move (or 15 s)
+                listed, _ = client.call("list_pages", {"prefix": "archive/"})
+                if listed.get("pages") or time.monotonic() > deadline:
+                    break
+                time.sleep(0.2)
             body, _ = client.call("entity", {"name": f"people/{moved}"})
             card = body.get("card") or {}
             print(json.dumps({"bench": "old_slug_after_move", "side": side, "found": body.get("found"),

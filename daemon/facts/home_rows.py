@@ -34,6 +34,7 @@ class HomeRows:
     lock: "threading.RLock"
     _homes_due: set[str] | None
     _moves_cache: dict[str, str] | None
+    _homes_lock: "threading.Lock"
     homes_pages: "PagesStore | None"
 
     if TYPE_CHECKING:
@@ -69,16 +70,27 @@ class HomeRows:
         pages = getattr(self, "homes_pages", None)
         if pages is None:
             return 0
+        with self._homes_lock:   # one refresh at a time, so an older answer never lands after a newer one
+            return self._refresh_homes(pages, names)
+
+    def _refresh_homes(self, pages: "PagesStore", names: list[str] | None) -> int:
         with self.lock:
-            if names is None:
-                names = [r[0] for r in self.db.execute("SELECT DISTINCT filed_as FROM facts WHERE filed_as IS NOT NULL")]
-            if not names:
-                return 0
-            homes = resolve_homes(names, pages, self.moves())
+            # each filed name with the home its facts have now (they all have the same one)
+            now = dict(self.db.execute("SELECT filed_as, MIN(entity_slug) FROM facts WHERE filed_as IS NOT NULL "
+                                       "GROUP BY filed_as"))
+            moves = self.moves()
+        names = list(now) if names is None else names
+        if not names:
+            return 0
+        # the pages are read without the facts lock: a remember waits only for the updates below
+        homes = resolve_homes(names, pages, moves)
+        with self.lock:
             changed = 0
             self.db.execute("BEGIN IMMEDIATE")
             try:
                 for name, home in homes.items():
+                    if now.get(name) == home:
+                        continue
                     changed += self.db.execute("UPDATE facts SET entity_slug = ? WHERE filed_as = ? AND entity_slug IS NOT ?",
                                                (home, name, home)).rowcount
                 self.db.execute("COMMIT")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import hashlib
 import logging
+import threading
 
 from .dates import date_words
 from .ids import claimed_in, derived_id, line_digest
@@ -36,6 +37,7 @@ class Projection:
         self._moved = False
         self._homes_due: set[str] | None = set()   # filed names to resolve once the logs are read (home_rows.py)
         self._moves_cache: dict[str, str] | None = None   # the move records, from → to (home_rows.py)
+        self._homes_lock = threading.Lock()
 
     def catch_up(self) -> int:
         """Apply log lines the cache has not seen; returns how many were read."""

@@ -47,7 +47,7 @@ class VaultIndex(PageOps):
         self.cache_dir = Path(cache_dir)
         self.read_only = read_only
         self.on_chunks_changed: list[Callable] = []   # f(added chunk rows, removed chunk ids) after each commit
-        # f(moves) after an apply that changed pages: moves = [(old slug, new slug)] of pages whose
+        # f(moves) after an apply that changed pages' names: moves = [(old slug, new slug)] of pages whose
         # file moved, kept in the tables until every listener took them (docs/architecture.md, "Entity identity")
         self.on_pages_changed: list[Callable[[list[tuple[str, str]]], None]] = []
         self.rules = IgnoreRules.load(self.vault)
@@ -58,6 +58,7 @@ class VaultIndex(PageOps):
         self._lock = threading.RLock()
         self._gone: dict[str, tuple] = {}        # content hash → (slug, frontmatter id, when) of pages just deleted
         self._born: dict[str, tuple] = {}        # … and of pages just new to the index
+        self._names_changed = False              # the current apply changed what some name resolves to
         self._late_moves: list[tuple[str, str]] = []   # moves found by _came_back in the current apply
         self.wdb = None
         self.tables = None
@@ -116,6 +117,7 @@ class VaultIndex(PageOps):
                                  "Send the request to the running daemon (drop --no-daemon).")
         with self._lock:
             self._late_moves = []
+            self._names_changed = False   # set by a page added, deleted, renamed or renamed inside
             paths, dirs, moves = set(paths), set(dirs), list(moves)
             if IGNORE_FILE in paths or full:
                 self.rules = IgnoreRules.load(self.vault)
@@ -131,7 +133,7 @@ class VaultIndex(PageOps):
                 self.keyword.rollback()
                 raise
             self.last_report = report
-            if report["parsed"] or report["deleted"] or report["renamed"] or self.pending_moves():
+            if self._names_changed or self.pending_moves():
                 self._tell_pages_changed()
             return report
 
@@ -256,7 +258,10 @@ class VaultIndex(PageOps):
             t.add_problem(Problem(rel, "unclear_visibility", page.visibility_doubt))
         if row is None and not trust_stat:   # a whole-vault pass pairs its moves itself (pair_renames)
             self._came_back(page.slug, h, page.frontmatter.get("id"))
+        before = self._names_of(row["id"]) if row is not None and not renamed else None
         pid, added, removed, all_rows = t.upsert(page, st, h, row)
+        if before is None or before != self._names_of(pid):
+            self._names_changed = True
         if row is None or row["slug"] != page.slug:
             self._tails.add(page.tail)
             if row is not None:
@@ -323,7 +328,16 @@ class VaultIndex(PageOps):
         if moves:
             self.tables.set_meta("pending_moves", json.dumps(self.pending_moves() + moves))
 
+    def _names_of(self, pid: int) -> tuple:
+        """What entity names resolve by on a page (title, visibility, aliases): a change of any
+        re-files the facts of names that may now mean it, or no longer (docs/architecture.md, "Entity identity")."""
+        row = self.tables.db.execute(
+            "SELECT title_key, visibility, (SELECT group_concat(alias, char(10)) FROM "
+            "(SELECT alias FROM aliases WHERE page_id = ? ORDER BY alias)) FROM pages WHERE id = ?", (pid, pid)).fetchone()
+        return tuple(row) if row is not None else ()
+
     def _delete_row(self, row) -> None:
+        self._names_changed = True
         self._removed.extend(self.tables.delete(row["id"]))
         self.tables.clear_problems(row["path"])
         self.keyword.delete_page(row["id"])
