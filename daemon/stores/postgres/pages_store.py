@@ -138,11 +138,12 @@ class PgPagesStore(PgNameLookups, PgFileReads):
         pid = self._page_id(slug, viewer)
         if pid is None:
             return []
+        # one row per task line however often it links here (a page's columns follow its id)
         rows = self._rows(
             "SELECT p.slug, l.task, l.due, p.updated_at FROM links l JOIN pages p ON p.id = l.from_id "
-            "WHERE l.id IN (SELECT MIN(id) FROM links WHERE to_id = %s AND task IS NOT NULL AND from_id <> to_id "
-            f"GROUP BY from_id, task){hide_private(viewer, 'p.visibility')} "
-            f"ORDER BY {TASK_DATE} DESC, p.slug COLLATE \"C\", l.id LIMIT %s", (pid, limit))
+            f"WHERE l.to_id = %s AND l.task IS NOT NULL AND l.from_id <> l.to_id{hide_private(viewer, 'p.visibility')} "
+            f"GROUP BY p.id, l.task, l.due ORDER BY {TASK_DATE} DESC, p.slug COLLATE \"C\", MIN(l.id) LIMIT %s",
+            (pid, limit))
         return [LinkedTask(*r) for r in rows]
 
     # -- many pages -------------------------------------------------------------------

@@ -210,7 +210,8 @@ MIGRATIONS: dict[int, str] = {
     """,
     # 21: a link written on an open task's line carries the task and its due date, as the embedded
     # tables' migration 7 (indexer/pages/db.py) does, so a card finds the open tasks elsewhere that
-    # link its page; forgetting every page's stat and hash makes the next reconcile re-parse them
+    # link its page; forgetting every page's stat and hash makes the next reconcile re-parse them. The
+    # index keys on the target alone: a task's text has no length limit, and a b-tree entry does
     21: """
     ALTER TABLE links ADD COLUMN task TEXT;
     ALTER TABLE links ADD COLUMN due TEXT;
