@@ -225,7 +225,8 @@ def _entity(b: dict, args: dict, near: list | None = None, facts: list | None = 
     elif c.get("summary"):
         print(f"  {c['summary']}")
     for t in c.get("open_threads", []):
-        print(f"  [{t['kind']}] {t['text']}" + (f" ({t['date'][:10]})" if t.get("date") else ""))
+        on = f" (on {t['page']})" if t.get("page") else ""   # a task written on another page
+        print(f"  [{t['kind']}] {t['text']}{on}" + (f" ({t['date'][:10]})" if t.get("date") else ""))
     for ed in c.get("edges", []):
         arrow = "→" if ed["direction"] == "out" else "←"
         print(f"  {arrow} {ed['type']} {ed['slug']}")

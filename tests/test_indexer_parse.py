@@ -237,3 +237,30 @@ def test_open_tasks_are_unchecked_list_items_outside_code():
     assert open_tasks(text) == [("call Priya", None), ("star bullet", None),
                                 ("numbered 📅 2027-01-02", "2027-01-02"),
                                 ("nested [due:: 2026-12-10]", "2026-12-10")]
+
+
+def test_open_tasks_inside_callouts_and_blockquotes_count():
+    from brain.indexer.vault.tasks import open_tasks
+
+    text = ("> [!todo] Errands\n> - [ ] call the bank\n> - [x] pay rent\n>- [ ] tight quote\n"
+            "> > - [ ] nested quote 📅 2026-12-03\n>   - [ ] indented in a quote\n"
+            "> plain quoted line with [ ] brackets\n```\n> - [ ] fenced example\n```\n")
+    assert open_tasks(text) == [("call the bank", None), ("tight quote", None),
+                                ("nested quote 📅 2026-12-03", "2026-12-03"), ("indented in a quote", None)]
+
+
+def test_links_on_an_open_task_line_carry_the_task():
+    body = ("- [ ] send [[Priya Raman|Priya]] the contract 📅 2026-12-04\n"
+            "> [!todo]\n> - [ ] call [[Bank#Branch]] about `[[code]]` fees\n"
+            "  - [ ] review [the plan](../projects/plan.md)\n"
+            "- [x] done with [[Priya Raman]]\n"
+            "See [[Priya Raman]] later.\n"
+            "```\n- [ ] example [[Priya Raman]]\n```\n")
+    got = [(l.key, l.task, l.due) for l in body_links(body, "daily/2026-12-01.md")]
+    assert got == [
+        ("priya-raman", "send [[Priya Raman|Priya]] the contract 📅 2026-12-04", "2026-12-04"),
+        ("bank", "call [[Bank#Branch]] about `[[code]]` fees", None),
+        ("projects/plan", "review [the plan](../projects/plan.md)", None),
+        ("priya-raman", None, None),
+        ("priya-raman", None, None),
+    ]

@@ -176,6 +176,9 @@ def test_an_index_from_before_the_rule_is_re_read(vault, open_index, remote):
     # the row an older brain left: `Visibility: Private` read as world, file unchanged since
     db = sqlite3.connect(cache / "index.sqlite")
     db.execute("UPDATE pages SET visibility = 'world'")
+    db.execute("DROP INDEX links_task_to")   # nor the task links a later one added
+    db.execute("ALTER TABLE links DROP COLUMN task")
+    db.execute("ALTER TABLE links DROP COLUMN due")
     db.execute("PRAGMA user_version = 4")
     db.commit()
     db.close()

@@ -34,7 +34,7 @@ PRIVMARK-ALPHA lives here. Knows [[Alice Example]].
 
 colleague:: [[Acme Robotics]]
 
-- [ ] PRIVMARK-TASK follow up
+- [ ] PRIVMARK-TASK follow up with [[Alice Example]]
 
 ## Timeline
 - **2026-11-01** | notes — PRIVMARK-EVENT happened
@@ -49,6 +49,9 @@ aliases: [Brokenalias
 PRIVMARK-BETA is written here. Works with [[Alice Example]].
 
 employer:: [[Acme Robotics]]
+
+> [!todo]
+> - [ ] PRIVMARK-BETA-TASK call [[Acme Robotics]]
 """
 
 ALICE = """---
@@ -62,6 +65,8 @@ Alice runs the boat club. employer:: [[Acme Robotics]]
 
 friend:: [[people/zorblax-hidden]]
 mentor:: [[notes/broken-secret]]
+
+- [ ] ask [[people/zorblax-hidden]] about the lake
 
 ## Timeline
 - **2026-10-01** | chat — Agreed to crew
@@ -98,6 +103,7 @@ READS: dict[str, list[tuple]] = {
     "links": [(s,) for s in PRIVATE_SLUGS + PUBLIC_SLUGS],
     "backlink_count": [(s,) for s in PRIVATE_SLUGS + PUBLIC_SLUGS],
     "backlinks": [(s,) for s in PRIVATE_SLUGS + PUBLIC_SLUGS] + [("people/zorblax-hidden.md",)],
+    "linked_tasks": [(s, 10) for s in PRIVATE_SLUGS + PUBLIC_SLUGS],
     "list_pages": [(None, 100), ("people/", 100), ("notes/", 100)],
     "dating": [(PRIVATE_SLUGS + PUBLIC_SLUGS,)],
     "pages_changed_since": [("", None, FAR_FUTURE, 100), ("", "", FAR_FUTURE, 100)],

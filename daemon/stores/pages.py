@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from ...indexer.pages.store_types import (Backlink, ChangedPage, Chunk, ListedPage, PageCounts, PageDating,
-                                          PageFile, PageHead, PageLinks, PageName, PageRef, SearchHit,
+from ...indexer.pages.store_types import (Backlink, ChangedPage, Chunk, LinkedTask, ListedPage, PageCounts,
+                                          PageDating, PageFile, PageHead, PageLinks, PageName, PageRef, SearchHit,
                                           TimelineEntry, WrittenPage)
 from ...indexer.vault.visibility import Viewer
 
-__all__ = ["PagesStore", "Backlink", "ChangedPage", "Chunk", "ListedPage", "PageCounts", "PageDating", "PageFile",
-           "PageHead", "PageLinks", "PageName", "PageRef", "SearchHit", "TimelineEntry", "Viewer", "WrittenPage"]
+__all__ = ["PagesStore", "Backlink", "ChangedPage", "Chunk", "LinkedTask", "ListedPage", "PageCounts", "PageDating",
+           "PageFile", "PageHead", "PageLinks", "PageName", "PageRef", "SearchHit", "TimelineEntry", "Viewer",
+           "WrittenPage"]
 
 
 @runtime_checkable
@@ -70,6 +71,12 @@ class PagesStore(Protocol):
 
     def backlinks(self, slug: str, viewer: Viewer) -> list[Backlink] | None:
         """Every link into the page (None: no such page for this viewer)."""
+        ...
+
+    def linked_tasks(self, slug: str, viewer: Viewer, limit: int) -> list[LinkedTask]:
+        """Open tasks on other pages that link the page (`- [ ] send [[Priya Raman]] the contract`
+        in a daily note), by their due date else their page's last change, newest first; a task
+        on a page the viewer may not see is left out."""
         ...
 
     # -- many pages -----------------------------------------------------------------

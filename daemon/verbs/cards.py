@@ -90,7 +90,8 @@ def build_card(engine: Engine, page: PageHead, world_only: bool) -> dict:
             "last_retrieved_at": page.last_retrieved_at or None,
             "last_timeline_date": timeline_iso(timeline[0].date) if timeline else None,
         },
-        "open_threads": open_threads(engine, slug, timeline, world_only, page_tasks(engine, page, viewer)),
+        "open_threads": open_threads(engine, slug, timeline, world_only, page_tasks(engine, page, viewer),
+                                     tasks_elsewhere(engine, slug, viewer)),
         "edges": edges(pages.links(slug, viewer)),
         "backlink_count": pages.backlink_count(slug, viewer),
         "active_fact_count": engine.facts.count(FactScope(entity=slug), viewer_of(world_only), ACTIVE_FACT_CAP),
@@ -122,17 +123,25 @@ def page_tasks(engine: Engine, page: PageHead, viewer: Viewer) -> list[tuple[str
     return [(task, timeline_iso(due) if due else page.updated_at) for task, due in open_tasks(text)]
 
 
+def tasks_elsewhere(engine: Engine, slug: str, viewer: Viewer) -> list[dict]:
+    """Open tasks on other pages that link this one, as threads naming the page they are written
+    on (`page`), newest date first: the due date, else that page's last change."""
+    return [{"kind": "commitment", "text": t.text, "date": timeline_iso(t.due) if t.due else t.updated_at,
+             "page": t.slug} for t in engine.pages.linked_tasks(slug, viewer, MAX_THREADS)]
+
+
 def open_threads(engine: Engine, slug: str, timeline: list[TimelineEntry], world_only: bool,
-                 tasks: Sequence[tuple[str, str | None]] = ()) -> list[dict]:
+                 tasks: Sequence[tuple[str, str | None]] = (), elsewhere: Sequence[dict] = ()) -> list[dict]:
     """Active commitments about the entity (newest first), then the page's open tasks
-    (`- [ ] …`, commitments the page itself keeps, in page order), then recent timeline
-    events; ≤3 (docs/protocol.md §3.3)."""
+    (`- [ ] …`, commitments the page itself keeps, in page order), then open tasks on other
+    pages that link it (tasks_elsewhere), then recent timeline events; ≤3 (docs/protocol.md §3.3)."""
     threads = [
         {"kind": "commitment", "text": f["fact"], "date": f["valid_from"]}
         for f in engine.facts.listed(FactScope(entity=slug, kind="commitment"), viewer_of(world_only), MAX_THREADS)
     ]
     for text, due in tasks[:max(0, MAX_THREADS - len(threads))]:
         threads.append({"kind": "commitment", "text": text, "date": due})
+    threads.extend(elsewhere[:max(0, MAX_THREADS - len(threads))])
     cutoff = (engine.clock.now() - _dt.timedelta(days=RECENT_EVENT_DAYS)).date().isoformat()
     for entry in timeline:
         if len(threads) >= MAX_THREADS:
@@ -165,7 +174,7 @@ def threads_for(engine: Engine, page: PageHead, world_only: bool) -> list[dict]:
     """Just the open threads of a resolved page (what delta's thread arm needs)."""
     viewer = viewer_of(world_only)
     return open_threads(engine, page.slug, engine.pages.timeline(page.slug, viewer, RECENT_TIMELINE_ENTRIES),
-                        world_only, page_tasks(engine, page, viewer))
+                        world_only, page_tasks(engine, page, viewer), tasks_elsewhere(engine, page.slug, viewer))
 
 
 # -- the entity verb's lookup ------------------------------------------------

@@ -177,8 +177,11 @@ def context_pack(engine: Engine, args: dict, caller: Caller) -> dict:
             facts = []
         dropped = (n_cards - len(cards)) + (n_facts - len(facts))
 
-    threads = [t for c in cards for t in c["open_threads"]
-               if t["date"] and (since_iso is None or t["date"] > since_iso)]
+    threads = []
+    for t in (t for c in cards for t in c["open_threads"]):
+        # a task written on one page that links two of the entities is one thread, not two
+        if t["date"] and (since_iso is None or t["date"] > since_iso) and t not in threads:
+            threads.append(t)
     body["cards"] = cards
     body["open_threads"] = threads
     body["facts"] = facts

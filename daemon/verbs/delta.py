@@ -56,7 +56,7 @@ def _threads(engine: Engine, names: list[str], since: str, world_only: bool) -> 
             if not rows:
                 continue
             for t in threads_for(engine, rows[0], world_only):
-                key = (t["kind"], t["text"], t["date"])
+                key = (t["kind"], t["text"], t["date"], t.get("page"))
                 if t["date"] and t["date"] > since and key not in seen:
                     seen.add(key)
                     out.append(t)

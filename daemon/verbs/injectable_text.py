@@ -36,6 +36,8 @@ def card_line(card: dict) -> str:
 
 def thread_line(thread: dict) -> str:
     line = f"- [{thread['kind']}] {one_line(thread['text'])}"
+    if thread.get("page"):   # a task written on another page: where to find it
+        line += f" (on `{one_line(thread['page'])}`)"
     if thread.get("date"):
         line += f" ({thread['date']})"
     return line

@@ -126,6 +126,18 @@ MIGRATIONS: list[str] = [
     """
     UPDATE pages SET mtime_ns = 0, content_hash = '';
     """,
+    # 7: a link written on an open task's line carries the task and its due
+    # date, so a card finds the open tasks elsewhere that link its page by the
+    # page's id (indexer/vault/tasks.py; docs/architecture.md "Open tasks").
+    # The partial index holds task links only and covers the read, so a hub
+    # page that thousands of tasks link never visits their rows. Re-parse
+    # every page to fill them in.
+    """
+    ALTER TABLE links ADD COLUMN task TEXT;
+    ALTER TABLE links ADD COLUMN due TEXT;
+    CREATE INDEX links_task_to ON links(to_id, from_id, task, due) WHERE task IS NOT NULL;
+    UPDATE pages SET mtime_ns = 0, content_hash = '';
+    """,
 ]
 
 

@@ -23,12 +23,15 @@ from ..vault.slugs import path_to_slug
 from ..vault.visibility import Viewer
 from .store_files import FileReads
 from .store_names import NameLookups, head_of
-from .store_types import (Backlink, ChangedPage, Chunk, LinkEnd, ListedPage, PageCounts, PageDating, PageHead,
-                          PageLinks, TimelineEntry)
+from .store_types import (Backlink, ChangedPage, Chunk, LinkEnd, LinkedTask, ListedPage, PageCounts, PageDating,
+                          PageHead, PageLinks, TimelineEntry)
 from .visible import hide_private
 
 # a card takes at most this many links of each direction before it drops repeats
 LINKS_PER_DIRECTION = 60
+# what dates an open task elsewhere: its due date (at midnight UTC, as every other date
+# reads), else its page's last change; the PostgreSQL store orders by the same text
+TASK_DATE = "COALESCE(l.due || 'T00:00:00.000Z', p.updated_at)"
 
 
 def _marks(values: list[str]) -> str:
@@ -139,6 +142,19 @@ class SqlitePagesStore(NameLookups, FileReads):
             "SELECT p.slug, p.title, l.type, l.context, l.source FROM links l JOIN pages p ON p.id = l.from_id "
             f"WHERE l.to_id = ?{hide_private(viewer, 'p.visibility')} ORDER BY p.slug, l.id", (pid,))
         return [Backlink(slug=r[0], title=r[1], type=r[2], context=r[3] or None, source=r[4]) for r in rows]
+
+    def linked_tasks(self, slug: str, viewer: Viewer, limit: int) -> list[LinkedTask]:
+        """Open tasks on other pages the viewer may see that link this page, newest date first
+        (one per task line, however many times it links here)."""
+        pid = self._page_id(slug, viewer)
+        if pid is None:
+            return []
+        # grouped in the covering index's order (db.py, migration 7): no temporary tree for it
+        rows = self.db.execute(
+            "SELECT p.slug, l.task, l.due, p.updated_at FROM links l JOIN pages p ON p.id = l.from_id "
+            f"WHERE l.to_id = ? AND l.task IS NOT NULL AND l.from_id != l.to_id{hide_private(viewer, 'p.visibility')} "
+            f"GROUP BY l.from_id, l.task, l.due ORDER BY {TASK_DATE} DESC, p.slug, MIN(l.id) LIMIT ?", (pid, limit))
+        return [LinkedTask(r[0], r[1], r[2], r[3]) for r in rows]
 
     def _exists(self, slug: str) -> bool:
         return self.db.execute("SELECT 1 FROM pages WHERE slug = ?", (slug,)).fetchone() is not None

@@ -54,6 +54,16 @@ class PageLinks:
 
 
 @dataclass(frozen=True)
+class LinkedTask:
+    """An open task on another page that links this one (docs/architecture.md, "Open tasks")."""
+
+    slug: str               # the page the task is written on
+    text: str               # the task as written, without its checkbox
+    due: str | None         # YYYY-MM-DD, when the task names one
+    updated_at: str         # that page's last change (what dates a task without a due date)
+
+
+@dataclass(frozen=True)
 class Chunk:
     heading: str | None
     text: str

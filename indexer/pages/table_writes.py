@@ -150,7 +150,8 @@ class PageTables:
         # rows hanging off the page are queued and written together by flush()
         q = self._queued
         q["aliases"].extend((normalize_alias(a), a, pid) for a in page.aliases)
-        q["links"].extend((pid, l.target, l.type, l.context, l.source, l.key, l.tail) for l in page.links)
+        q["links"].extend((pid, l.target, l.type, l.context, l.source, l.key, l.tail, l.task, l.due)
+                          for l in page.links)
         q["timeline"].extend((pid, e.date, e.source, e.summary, e.detail) for e in page.timeline)
         added, removed, all_rows = self._diff_chunks(pid, page, old_chunks)
         return pid, added, removed, all_rows
@@ -161,8 +162,8 @@ class PageTables:
         if q["aliases"]:
             db.executemany("INSERT OR IGNORE INTO aliases(alias, display, page_id) VALUES (?, ?, ?)", q["aliases"])
         if q["links"]:
-            db.executemany("INSERT INTO links(from_id, target, to_id, type, context, source, target_key, target_tail) "
-                           "VALUES (?, ?, NULL, ?, ?, ?, ?, ?)", q["links"])
+            db.executemany("INSERT INTO links(from_id, target, to_id, type, context, source, target_key, target_tail, "
+                           "task, due) VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, ?)", q["links"])
         if q["timeline"]:
             db.executemany("INSERT INTO timeline(page_id, date, source, summary, detail) VALUES (?, ?, ?, ?, ?)",
                            q["timeline"])

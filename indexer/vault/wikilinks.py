@@ -5,7 +5,10 @@ links to `.md` files, inline fields `key:: [[T]]` (typed by the key) and
 frontmatter keys whose value is a wikilink (typed by the key). Each link
 keeps the text as written plus a slug-shaped key; resolution matches the key
 against page slugs: exact path, then a unique basename, then the shortest
-path among the pages that share the basename.
+path among the pages that share the basename. A link written on an open task's
+line (`- [ ] send [[Priya Raman]] the contract`, tasks.py) carries that task,
+so the task reaches the card of the page it links (docs/architecture.md,
+"Open tasks").
 """
 
 from __future__ import annotations
@@ -16,8 +19,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import unquote
 
-from .fences import prose_lines
+from .fences import lines_and_mask, prose_lines
 from .slugs import path_to_slug
+from .tasks import task_on_line
 
 DEFAULT_TYPE = "mentions"
 CONTEXT_CHARS = 200
@@ -48,6 +52,8 @@ class Link:
     type: str            # link type: "mentions" or the field key (works_at, ...)
     source: str          # wikilink | markdown | frontmatter | inline-field
     context: str | None  # the line the link sits on
+    task: str | None = None  # the open task on that line, as written (None: not on a task line)
+    due: str | None = None   # that task's due date, YYYY-MM-DD
 
     @property
     def tail(self) -> str:
@@ -115,9 +121,11 @@ def body_links(body: str, source_rel_path: str) -> list[Link]:
     """Every page link in a body, in reading order, code excluded."""
     source_dir = posixpath.dirname(source_rel_path.replace("\\", "/"))
     links: list[Link] = []
-    for _, line in prose_lines(body):
+    raw_lines = lines_and_mask(body)[0]
+    for i, line in prose_lines(body):
         if "[" not in line and "::" not in line:
             continue
+        first = len(links)
         context = _context(line)
         typed_spans = []
         for ltype, start, end in _inline_fields(line):
@@ -138,6 +146,12 @@ def body_links(body: str, source_rel_path: str) -> list[Link]:
                 link = _markdown_link(m.group(3), context, source_dir)
                 if link:
                     links.append(link)
+        if len(links) > first:
+            # the task as written: inline code, blanked for finding links, is part of its text
+            task = task_on_line(raw_lines[i])
+            if task:
+                for link in links[first:]:
+                    link.task, link.due = task
     return links
 
 

@@ -22,9 +22,9 @@ from typing import Any
 
 import psycopg
 
-from ....indexer.pages.store import LINKS_PER_DIRECTION
-from ....indexer.pages.store_types import (Backlink, ChangedPage, Chunk, LinkEnd, ListedPage, PageCounts,
-                                           PageDating, PageHead, PageLinks, TimelineEntry)
+from ....indexer.pages.store import LINKS_PER_DIRECTION, TASK_DATE
+from ....indexer.pages.store_types import (Backlink, ChangedPage, Chunk, LinkEnd, LinkedTask, ListedPage,
+                                           PageCounts, PageDating, PageHead, PageLinks, TimelineEntry)
 from ....indexer.pages.visible import hide_private
 from ....indexer.vault.slugs import path_to_slug
 from ....indexer.vault.visibility import Viewer
@@ -132,6 +132,19 @@ class PgPagesStore(PgNameLookups, PgFileReads):
                           f"JOIN pages p ON p.id = l.from_id WHERE l.to_id = %s{hide_private(viewer, 'p.visibility')} "
                           "ORDER BY p.slug COLLATE \"C\", l.id", (pid,))
         return [Backlink(slug=r[0], title=r[1], type=r[2], context=r[3] or None, source=r[4]) for r in rows]
+
+    def linked_tasks(self, slug: str, viewer: Viewer, limit: int) -> list[LinkedTask]:
+        """Open tasks on other pages the viewer may see that link this page, newest date first."""
+        pid = self._page_id(slug, viewer)
+        if pid is None:
+            return []
+        # one row per task line however often it links here (a page's columns follow its id)
+        rows = self._rows(
+            "SELECT p.slug, l.task, l.due, p.updated_at FROM links l JOIN pages p ON p.id = l.from_id "
+            f"WHERE l.to_id = %s AND l.task IS NOT NULL AND l.from_id <> l.to_id{hide_private(viewer, 'p.visibility')} "
+            f"GROUP BY p.id, l.task, l.due ORDER BY {TASK_DATE} DESC, p.slug COLLATE \"C\", MIN(l.id) LIMIT %s",
+            (pid, limit))
+        return [LinkedTask(*r) for r in rows]
 
     # -- many pages -------------------------------------------------------------------
 

@@ -152,7 +152,8 @@ class PgPageTables:
             if key and key not in seen:
                 seen.add(key)
                 q["aliases"].append((key, pid, alias))
-        q["links"].extend((pid, ln.target, ln.type, ln.context, ln.source, ln.key, ln.tail) for ln in page.links)
+        q["links"].extend((pid, ln.target, ln.type, ln.context, ln.source, ln.key, ln.tail, ln.task, ln.due)
+                          for ln in page.links)
         q["timeline"].extend((pid, e.date, e.source, e.summary, e.detail) for e in page.timeline)
         self._queue_chunks(pid, page, old)
         return pid
@@ -191,7 +192,7 @@ class PgPageTables:
                 for row in q["aliases"]:
                     copy.write_row(row)
         if q["links"]:
-            with cur.copy("COPY links (from_id, target, type, context, source, target_key, target_tail) "
+            with cur.copy("COPY links (from_id, target, type, context, source, target_key, target_tail, task, due) "
                           "FROM STDIN") as copy:
                 for row in q["links"]:
                     copy.write_row(row)

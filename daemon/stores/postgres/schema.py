@@ -208,6 +208,16 @@ MIGRATIONS: dict[int, str] = {
     CREATE UNIQUE INDEX aliases_key_page ON aliases (md5(alias), page_id);
     CREATE INDEX aliases_alias ON aliases USING hash (alias);
     """,
+    # 21: a link written on an open task's line carries the task and its due date, as the embedded
+    # tables' migration 7 (indexer/pages/db.py) does, so a card finds the open tasks elsewhere that
+    # link its page; forgetting every page's stat and hash makes the next reconcile re-parse them. The
+    # index keys on the target alone: a task's text has no length limit, and a b-tree entry does
+    21: """
+    ALTER TABLE links ADD COLUMN task TEXT;
+    ALTER TABLE links ADD COLUMN due TEXT;
+    CREATE INDEX links_task_to ON links(to_id) WHERE task IS NOT NULL;
+    UPDATE pages SET mtime_ns = 0, content_hash = '';
+    """,
     **FACTS_MIGRATIONS,
 }
 
