@@ -2,6 +2,7 @@
 
     python bench/retrieval_eval.py [--smoke] [--mode keyword|hybrid|both] [--no-pages]
                                    [--set ours|hard-tune|hard-report|all] [--no-baselines]
+                                   [--provenance session|turn|both]
 
 Builds a brain in a temp BRAIN_HOME, remembers every turn of the
 conversational memory set (`bench/data/conversations.md`) as one fact through
@@ -21,6 +22,13 @@ written by the project), `hard-tune` and `hard-report` (`bench/data/hard/`:
 long, messy conversations whose questions were written by someone who saw
 only the conversations; tune on the first, report the second, never the
 other way round).
+
+`--provenance` is how each turn is remembered: `session` (the default) gives
+every turn of a session one provenance ("conversation d1, session 2,
+2024-01-20") and no session_id; `turn` gives each turn its own provenance
+("conversation d1, session 2, 2024-01-20, turn 5") and the session's key as
+`session_id`, as agents that remember turn by turn do (their figures are
+reported as mode `keyword/turn`, `hybrid/turn`); `both` runs the two.
 
 Prints one JSON line per (set, mode) and then a table. `--smoke` asks a
 slice of the questions (the whole set is still remembered).
@@ -86,10 +94,14 @@ def load_questions(path: Path = DATA / "questions.tsv") -> list[dict]:
     return out
 
 
-def fact_args(turn: dict) -> dict:
-    """How an agent would remember one turn: who said it, and where and when it was said."""
-    return {"fact": f"{turn['speaker']}: {turn['text']}",
-            "provenance": f"conversation {turn['dialogue']}, session {turn['session']}, {turn['date']}"}
+def fact_args(turn: dict, per_turn: bool = False) -> dict:
+    """How an agent would remember one turn: who said it, and where and when it was said; per turn,
+    with the turn's own provenance and the conversation's session as its session_id."""
+    where = f"conversation {turn['dialogue']}, session {turn['session']}, {turn['date']}"
+    if not per_turn:
+        return {"fact": f"{turn['speaker']}: {turn['text']}", "provenance": where}
+    return {"fact": f"{turn['speaker']}: {turn['text']}", "provenance": f"{where}, turn {turn['id'].split('.')[-1]}",
+            "session_id": turn["session_key"]}
 
 
 def smoke_slice(questions: list[dict]) -> list[dict]:
@@ -127,11 +139,11 @@ def baselines(turns: list[dict], questions: list[dict], prefix: str) -> dict[str
     return {name: score(asked, lists, prefix) for name, lists in ranked.items()}
 
 
-async def _run_conversations(brain: TempBrain, turns: list[dict], questions: list[dict]) -> dict:
+async def _run_conversations(brain: TempBrain, turns: list[dict], questions: list[dict], per_turn: bool) -> dict:
     async with brain.session() as s:
         by_fact: dict[str, str] = {}
         for t in turns:
-            body = await call(s, "remember", fact_args(t))
+            body = await call(s, "remember", fact_args(t, per_turn))
             by_fact[body["id"]] = t["id"]
         ranked_per_q, lat = [], []
         for q in questions:
@@ -154,12 +166,12 @@ def set_prefix(name: str) -> str:
     return "conversational" if name == "ours" else f"conv-{name}"
 
 
-def conversational(keyword_only: bool, smoke: bool, name: str = "ours") -> dict:
+def conversational(keyword_only: bool, smoke: bool, name: str = "ours", per_turn: bool = False) -> dict:
     turns, questions = load_set(name, smoke)
     with tempfile.TemporaryDirectory(prefix="eval-vault-") as vault:
         with TempBrain(Path(vault), embeddings=not keyword_only) as brain:
             brain.wait_ready()
-            ranked_per_q, lat = anyio.run(_run_conversations, brain, turns, questions)
+            ranked_per_q, lat = anyio.run(_run_conversations, brain, turns, questions, per_turn)
     prefix = set_prefix(name)
     out = score(questions, ranked_per_q, prefix)
     lat.sort()
@@ -176,7 +188,7 @@ def page_figures(keyword_only: bool) -> dict:
 
 
 def evaluate(modes: list[str], smoke: bool, pages: bool = True, sets: tuple[str, ...] = ("ours",),
-             with_baselines: bool = True) -> list[dict]:
+             with_baselines: bool = True, provenances: tuple[str, ...] = ("session",)) -> list[dict]:
     lines = []
 
     def emit(figures: dict, mode: str, started: float) -> None:
@@ -193,8 +205,11 @@ def evaluate(modes: list[str], smoke: bool, pages: bool = True, sets: tuple[str,
             for base, figures in baselines(turns, questions, set_prefix(set_name)).items():
                 emit(figures, base, started)
         for mode in modes:
-            started = time.monotonic()
-            emit(conversational(mode == "keyword", smoke, set_name), mode, started)
+            for provenance in provenances:
+                started = time.monotonic()
+                per_turn = provenance == "turn"
+                emit(conversational(mode == "keyword", smoke, set_name, per_turn),
+                     f"{mode}/turn" if per_turn else mode, started)
     if pages:
         for mode in modes:
             started = time.monotonic()
@@ -203,13 +218,13 @@ def evaluate(modes: list[str], smoke: bool, pages: bool = True, sets: tuple[str,
 
 
 def table(lines: list[dict]) -> str:
-    head = f"{'set':32} {'mode':8} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'MRR':>6} {'n':>5}"
+    head = f"{'set':32} {'mode':12} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'MRR':>6} {'n':>5}"
     rows = [head, "-" * len(head)]
     for ln in lines:
-        rows.append(f"{ln['set']:32} {ln['mode']:8} {ln['R@1']:6.3f} {ln['R@5']:6.3f} {ln['R@10']:6.3f} "
+        rows.append(f"{ln['set']:32} {ln['mode']:12} {ln['R@1']:6.3f} {ln['R@5']:6.3f} {ln['R@10']:6.3f} "
                     f"{ln['MRR']:6.3f} {ln['n']:5d}")
         if "no_answer_empty" in ln:
-            rows.append(f"{'  no-answer questions, no facts':32} {ln['mode']:8} {ln['no_answer_empty']:6.3f}"
+            rows.append(f"{'  no-answer questions, no facts':32} {ln['mode']:12} {ln['no_answer_empty']:6.3f}"
                         f" {'':20} {ln['no_answer_n']:5d}")
     return "\n".join(rows)
 
@@ -254,13 +269,17 @@ def main(argv=None) -> int:
     ap.add_argument("--set", choices=(*SETS, "all"), default="ours",
                     help="which conversations (hard-tune to tune on, hard-report to report; default ours)")
     ap.add_argument("--no-baselines", action="store_true", help="skip the textbook baselines")
+    ap.add_argument("--provenance", choices=("session", "turn", "both"), default="session",
+                    help="one provenance per session (default), or per turn with the session as session_id")
     a = ap.parse_args(argv)
     if a.calibrate:
         calibrate()
         return 0
     modes = ["keyword", "hybrid"] if a.mode == "both" else [a.mode]
     sets = tuple(SETS) if a.set == "all" else (a.set,)
-    lines = evaluate(modes, a.smoke, pages=not a.no_pages, sets=sets, with_baselines=not a.no_baselines)
+    provenances = ("session", "turn") if a.provenance == "both" else (a.provenance,)
+    lines = evaluate(modes, a.smoke, pages=not a.no_pages, sets=sets, with_baselines=not a.no_baselines,
+                     provenances=provenances)
     print(table(lines), file=sys.stderr)
     return 0
 

@@ -230,6 +230,36 @@ def test_the_vector_arm_finds_a_paraphrase_hides_private_facts_and_reads_its_own
     store.close()
 
 
+@pytest.mark.model
+def test_a_turn_rises_with_its_neighbour_of_the_same_session_id_whatever_its_provenance(pg_migrated_dsn):
+    from vectors_fixtures import shared_minilm
+
+    from brain.indexer.embeddings.fact_vectors import FactVectors
+
+    store = _store(pg_migrated_dsn)
+    vectors = FactVectors(store, shared_minilm())
+    store.attach_vectors(vectors)
+    talk = ["lol", "haha yes", "ok cool", "oh nice!", "same tbh", "wait what"]
+
+    def turn(n, text, session="chat-7"):  # each turn its own provenance, the conversation its session_id
+        return _add(store, text, source=f"chat turn {n}", source_session=session,
+                    now=f"2024-03-02T10:{n:02d}:00.000Z")
+
+    for n, line in enumerate(talk):
+        turn(n, f"Tom: {line}")
+    named = turn(6, "Nadia: I bought a vintage typewriter at the flea market")
+    pointer = turn(7, "Tom: look at this beauty!")  # no word of the question
+    for n, line in enumerate(talk, 8):
+        turn(n, f"Tom: {line}")
+    other = turn(6, "Sam: look at this!", session="chat-8")  # named's provenance, another conversation
+    vectors.backfill(store.listed(FactScope(), OWNER, None))
+    got = [f.id for f in store.ranked("What did Nadia find at the flea market?", FactScope(), OWNER, 10)]
+    assert got[:2] == [named, pointer], got
+    assert other not in got
+    vectors.close()
+    store.close()
+
+
 def test_both_backends_list_the_same_facts_in_the_same_order(pg_migrated_dsn, tmp_path):
     """Every scope field and order, over the same writes: the same facts, in the same order."""
     from brain.daemon.facts.store import FactsStore as EmbeddedFactsStore
@@ -335,3 +365,45 @@ def test_values_postgresql_text_cannot_hold_are_answered_not_crashed_on(pg_migra
         with pytest.raises(InvalidParams, match="NUL"):
             _add(store, f"the text {bad}")
     store.close()
+
+
+def test_both_backends_find_the_same_neighbours(pg_migrated_dsn, tmp_path):
+    """A conversation is its session_id whatever each turn's provenance; without one, its provenance
+    (daemon/facts/neighbours.py). The same writes give the same neighbours on both backends."""
+    from brain.daemon.facts.neighbours import neighbours as embedded_neighbours
+    from brain.daemon.facts.store import FactsStore as EmbeddedFactsStore
+    from brain.daemon.stores.postgres.facts_search import neighbours as pg_neighbours
+
+    # (name, provenance, session_id, entity, minute saved)
+    writes = [("a0", "chat turn 0", "s-a", None, 0), ("a1", "chat turn 1", "s-a", None, 1),
+              ("b0", "chat turn 1", "s-b", None, 1.5),   # a's provenance, another conversation
+              ("a2", "chat turn 2", "s-a", None, 2), ("n0", "notes", None, None, 2.5),
+              ("a3", "chat turn 3", "s-a", None, 3), ("n1", "notes", None, None, 3.5),
+              ("a4", "chat turn 4", "s-a", None, 4), ("b1", "chat turn 2", "s-b", None, 4.5),
+              ("e", "chat turn 5", "s-a", "people/nadia", 5),   # filed under an entity: a walk stops
+              ("a6", "chat turn 6", "s-a", None, 6), ("n2", "notes", None, None, 20)]  # past the gap
+
+    def stamp(minute):
+        return f"2024-03-02T10:{int(minute):02d}:{int(minute % 1 * 60):02d}.000Z"
+
+    def found(store, neighbours_of):
+        ids = {name: _add(store, name, source=source, source_session=session, entity=entity, now=stamp(minute))
+               for name, source, session, entity, minute in writes}
+        names = {fid: name for name, fid in ids.items()}
+        return {(names[f], names[n], d) for f, near in neighbours_of(sorted(ids.values())).items()
+                for n, d in (near.items() if isinstance(near, dict) else near)}
+
+    embedded = EmbeddedFactsStore(tmp_path / "facts.jsonl", tmp_path / "facts.sqlite")
+    pg = _store(pg_migrated_dsn)
+    with pg.conn() as conn:
+        got = {"embedded": found(embedded, lambda ids: embedded_neighbours(embedded, ids)),
+               "pg": found(pg, lambda ids: pg_neighbours(conn, ids))}
+    embedded.close()
+    pg.close()
+    for backend, pairs in got.items():
+        of = {(n, d) for f, n, d in pairs if f == "a2"}
+        assert of == {("a1", 1), ("a0", 2), ("a3", 1), ("a4", 2)}, backend  # per-turn provenance, one session
+        assert {(n, d) for f, n, d in pairs if f == "b0"} == {("b1", 1)}, backend  # same provenance, other session
+        assert {(n, d) for f, n, d in pairs if f == "n0"} == {("n1", 1)}, backend  # no session: by provenance
+        assert not {f for f, _, _ in pairs} & {"e", "a6", "n2"}, backend
+    assert got["pg"] == got["embedded"]

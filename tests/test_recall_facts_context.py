@@ -15,8 +15,9 @@ SMALL_TALK = ["lol", "haha yes", "ok cool", "oh nice!", "same tbh", "wait what",
               "no way", "brilliant", "how was it?", "sounds fun", "good luck!", "ha, classic", "true"]
 
 
-def remember(engine, caller, fact, provenance="conversation c1, session 1, 2024-03-02"):
-    body, err = call(engine, "remember", {"fact": fact, "provenance": provenance}, caller)
+def remember(engine, caller, fact, provenance="conversation c1, session 1, 2024-03-02", session_id=None):
+    args = {"fact": fact, "provenance": provenance, **({"session_id": session_id} if session_id else {})}
+    body, err = call(engine, "remember", args, caller)
     assert not err, body
     return body["id"]
 
@@ -52,6 +53,26 @@ def test_a_turn_pointing_at_its_subject_rises_with_the_turn_before(model_engine,
     other = remember(engine, local, "Sam: look at this!", provenance="conversation c2, session 4, 2024-05-11")
     got = recall_ids(engine, local, "What did Nadia find at the flea market?")
     assert got[:2] == [named, pointer], got  # the turn's own text first, its pointer right after
+    assert other not in got
+
+
+def test_turns_of_one_session_id_are_neighbours_whatever_their_provenance(model_engine, local):
+    # an agent remembering turn by turn: each turn its own provenance, the conversation its session_id
+    engine = model_engine
+
+    def turn(n, fact, session_id="chat-7"):
+        return remember(engine, local, fact, provenance=f"chat turn {n}, 2024-03-02 10:{n:02d}", session_id=session_id)
+
+    for n, line in enumerate(SMALL_TALK[:6]):
+        turn(n, f"Tom: {line}")
+    named = turn(6, "Nadia: I bought a vintage typewriter at the flea market")
+    pointer = turn(7, "Tom: look at this beauty!")  # no word of the question
+    for n, line in enumerate(SMALL_TALK[6:12], 8):
+        turn(n, f"Tom: {line}")
+    # the same provenance as the named turn, but another conversation: not its neighbour
+    other = turn(6, "Sam: look at this!", session_id="chat-8")
+    got = recall_ids(engine, local, "What did Nadia find at the flea market?")
+    assert got[:2] == [named, pointer], got
     assert other not in got
 
 

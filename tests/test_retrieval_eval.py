@@ -41,6 +41,24 @@ def test_keyword_only_smoke_slice_holds_its_floor_beside_the_textbook():
     assert rrf["R@10"] != lines[("conversational", "bm25")]["R@10"] or rrf["MRR"] != lines[("conversational", "bm25")]["MRR"]
 
 
+def test_turns_remembered_each_with_its_own_provenance_rank_as_one_per_session():
+    # agents remember turn by turn: each turn its own provenance, the session as session_id;
+    # the conversation still holds together (daemon/facts/neighbours.py), so nothing is lost
+    lines = run_eval("--mode", "keyword", "--provenance", "both", "--no-baselines")
+    session, turn = lines[("conversational", "keyword")], lines[("conversational", "keyword/turn")]
+    assert turn["n"] == session["n"] >= 50
+    assert turn["R@10"] >= session["R@10"] and turn["MRR"] >= session["MRR"], (turn, session)
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        import retrieval_eval as ev
+    finally:
+        sys.path.pop(0)
+    t = ev.load_turns()[4]
+    assert ev.fact_args(t, per_turn=True) == {
+        "fact": ev.fact_args(t)["fact"], "session_id": t["session_key"],
+        "provenance": f"{ev.fact_args(t)['provenance']}, turn {t['id'].split('.')[-1]}"}
+
+
 def test_hard_tune_smoke_slice_holds_its_floor():
     # the long conversations of bench/data/hard/conv_a.md (1,300 turns), the questions of its first
     # dialogue; keyword only (embedding every turn takes minutes). R@10 0.217 today (0.209 before

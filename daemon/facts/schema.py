@@ -9,8 +9,9 @@ from ...indexer.vault.timestamps import now_iso
 
 # 2: facts_fts, the keyword index over fact text; 3: several logs, claimed ids, the line each fact came from;
 # 4: call_keys; 5: a fact's date words hold the days its text names relative to its own ("last Saturday");
-# 6: filed_as and entity_moves: a fact's entity is the page its filed name means now (facts/homes.py)
-SCHEMA_VERSION = 6
+# 6: filed_as and entity_moves: a fact's entity is the page its filed name means now (facts/homes.py);
+# 7: facts_session ends with id, so a fact's neighbours step along its session (facts/neighbours.py)
+SCHEMA_VERSION = 7
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -38,8 +39,9 @@ CREATE INDEX IF NOT EXISTS facts_entity ON facts(entity_slug, valid_from DESC, i
 CREATE INDEX IF NOT EXISTS facts_filed ON facts(filed_as) WHERE filed_as IS NOT NULL;
 CREATE INDEX IF NOT EXISTS facts_created ON facts(created_at DESC, id DESC);
 CREATE INDEX IF NOT EXISTS facts_valid_from ON facts(valid_from DESC, id DESC);
-CREATE INDEX IF NOT EXISTS facts_session ON facts(source_session, created_at DESC);
--- a fact's neighbours: the next and previous fact of its conversation (facts/neighbours.py)
+-- a fact's neighbours: the next and previous fact of its conversation, by session_id when it has
+-- one (facts_session), else by provenance (facts_thread) (facts/neighbours.py)
+CREATE INDEX IF NOT EXISTS facts_session ON facts(source_session, created_at, id);
 CREATE INDEX IF NOT EXISTS facts_thread ON facts(source, source_session, created_at, id);
 CREATE INDEX IF NOT EXISTS facts_superseded ON facts(superseded_by) WHERE superseded_by IS NOT NULL;
 CREATE VIRTUAL TABLE IF NOT EXISTS facts_fts USING fts5(

@@ -16,7 +16,9 @@ Version 1 made the tables; these finish them for the contract implementations
   approves and denies;
 - (11) how many facts hold each word of the keyword documents, kept by every
   insert, so a ranking's idf is a lookup instead of a count over the table
-  (facts_search.py).
+  (facts_search.py);
+- (12) facts_session ends with id, so a fact's neighbours step along its
+  session_id (facts_search.py, daemon/facts/neighbours.py).
 """
 
 from __future__ import annotations
@@ -52,5 +54,9 @@ FACTS_MIGRATIONS: dict[int, str] = {
     11: """
     CREATE TABLE fact_lexemes (lexeme TEXT PRIMARY KEY, facts BIGINT NOT NULL);
     INSERT INTO fact_lexemes (lexeme, facts) SELECT lexeme, count(*) FROM facts, unnest(document) GROUP BY lexeme;
+    """,
+    12: """
+    DROP INDEX facts_session;
+    CREATE INDEX facts_session ON facts(source_session, created_at, id);
     """,
 }

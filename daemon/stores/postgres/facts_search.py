@@ -74,21 +74,25 @@ ORDER BY embedding <=> %s::vector LIMIT %s
 """
 _COSINES = "SELECT id, 1 - (embedding <=> %s::vector) FROM fact_vectors WHERE id = ANY(%s) AND starts_with(model, %s)"
 # the facts saved up to WINDOW turns before and after each one, in its conversation, with how many
-# turns away each is (daemon/facts/neighbours.py)
-_NEIGHBOURS = """
+# turns away each is (daemon/facts/neighbours.py): by session_id when it has one (along
+# facts_session), else by provenance among the facts with the same empty session (along facts_thread)
+_STEP = """
+    (SELECT {way} AS way, row_number() OVER (ORDER BY g.created_at {order}, g.id {order}) AS step,
+            g.id, g.entity_slug, g.created_at FROM facts g
+     WHERE {same} AND (g.created_at, g.id) {cmp} (f.created_at, f.id)
+     ORDER BY g.created_at {order}, g.id {order} LIMIT %(window)s)"""
+# each conversation rule holds for one kind of fact only (the others' branches are skipped once per
+# fact): a b-tree finds `= f.source_session` and `IS NULL`, never `IS NOT DISTINCT FROM`
+_SAME = ("f.source_session <> '' AND g.source_session = f.source_session",
+         "f.source_session IS NULL AND g.source = f.source AND g.source_session IS NULL",
+         "f.source_session = '' AND g.source = f.source AND g.source_session = ''")
+_WALKS = " UNION ALL ".join(_STEP.format(way=way, order=order, cmp=cmp, same=same)
+                            for way, order, cmp in ((-1, "DESC", "<"), (1, "ASC", ">")) for same in _SAME)
+_NEIGHBOURS = f"""
 SELECT f.id, f.created_at, n.way, n.step, n.id, n.entity_slug, n.created_at
-FROM facts f CROSS JOIN LATERAL (
-    (SELECT -1 AS way, row_number() OVER (ORDER BY g.created_at DESC, g.id DESC) AS step,
-            g.id, g.entity_slug, g.created_at FROM facts g
-     WHERE g.source = f.source AND g.source_session IS NOT DISTINCT FROM f.source_session
-       AND (g.created_at, g.id) < (f.created_at, f.id) ORDER BY g.created_at DESC, g.id DESC LIMIT %s)
-    UNION ALL
-    (SELECT 1 AS way, row_number() OVER (ORDER BY g.created_at, g.id) AS step,
-            g.id, g.entity_slug, g.created_at FROM facts g
-     WHERE g.source = f.source AND g.source_session IS NOT DISTINCT FROM f.source_session
-       AND (g.created_at, g.id) > (f.created_at, f.id) ORDER BY g.created_at, g.id LIMIT %s)
+FROM facts f CROSS JOIN LATERAL ({_WALKS}
 ) n
-WHERE f.id = ANY(%s) AND f.entity_slug IS NULL
+WHERE f.id = ANY(%(ids)s) AND f.entity_slug IS NULL
 ORDER BY f.id, n.way, n.step
 """
 
@@ -152,7 +156,7 @@ def neighbours(conn: psycopg.Connection, ids: list[int]) -> dict[int, dict[int, 
     walk: tuple[int, int] | None = None
     last, stopped = 0.0, False
     for fid, created, way, step, other, entity, other_created in conn.execute(
-            _NEIGHBOURS, (WINDOW, WINDOW, ids)).fetchall():
+            _NEIGHBOURS, {"window": WINDOW, "ids": ids}).fetchall():
         if walk != (fid, way):   # a new walk away from fid
             walk, last, stopped = (fid, way), _seconds(created), False
         if stopped:
