@@ -118,7 +118,7 @@ def main() -> int:
                               "ratio_p50": round(p50["this"] / p50["baseline"], 3),
                               "loadavg": round(os.getloadavg()[0], 2)}), flush=True)
         # a page moved: does its old slug still open the card with its facts?
-        moved = people[3]
+        moved = next(p for p in people if clients["this"].call("recall", {"entity": f"people/{p}"})[0].get("facts"))
         for side, client in clients.items():
             vault = root / side / "vault"
             src = vault / "people" / f"{moved}.md"
@@ -126,9 +126,11 @@ def main() -> int:
             os.rename(src, vault / "archive" / f"{moved}.md")
         for side, client in clients.items():
             deadline = time.monotonic() + 15
-            while True:   # until the daemon has indexed the move (or 15 s)
-                listed, _ = client.call("list_pages", {"prefix": "archive/"})
-                if listed.get("pages") or time.monotonic() > deadline:
+            while True:   # until the daemon has indexed both sides of the move (or 15 s)
+                there, _ = client.call("list_pages", {"prefix": "archive/"})
+                here, _ = client.call("list_pages", {"prefix": f"people/{moved}", "limit": 200})
+                gone = f"people/{moved}" not in {p["slug"] for p in here.get("pages", [])}
+                if (there.get("pages") and gone) or time.monotonic() > deadline:
                     break
                 time.sleep(0.2)
             body, _ = client.call("entity", {"name": f"people/{moved}"})

@@ -62,13 +62,19 @@ def resolve(engine: Engine, name: str, world_only: bool) -> list[PageHead]:
     """Candidate pages for `name`, best first (the pages store's resolve_name, docs/protocol.md §3.3);
     with none, the page a moved page's old slug, or a name facts were filed under, leads to now
     (docs/architecture.md, "Entity identity")."""
+    return _resolved(engine, name, world_only)[0]
+
+
+def _resolved(engine: Engine, name: str, world_only: bool) -> tuple[list[PageHead], str | None]:
+    """resolve's pages, and the canonical slug of the name when no page has it by name (None when
+    one does): where its facts are filed, for a facts-only card."""
     viewer = viewer_of(world_only)
     rows = engine.pages.resolve_name(name, viewer)
     if rows:
-        return rows
+        return rows, None
     home = engine.canonical_entity(name.strip()[:MAX_NAME], WORLD if world_only else Caller.local())
     page = engine.pages.page(home, viewer) if home else None
-    return [page] if page is not None else []
+    return ([page] if page is not None else []), home
 
 
 def viewer_of(world_only: bool) -> Viewer:
@@ -181,7 +187,7 @@ def threads_for(engine: Engine, page: PageHead, world_only: bool) -> list[dict]:
 
 def lookup(engine: Engine, name: str, world_only: bool) -> dict:
     """`{found, card?, suggestions?}` for a name, per §3.3 (no latency, no version)."""
-    rows = resolve(engine, name, world_only)
+    rows, slug = _resolved(engine, name, world_only)
     if rows:
         body: dict = {"found": True, "card": build_card(engine, rows[0], world_only)}
         runners = rows[1 : 1 + MAX_RUNNERS_UP]
@@ -190,20 +196,21 @@ def lookup(engine: Engine, name: str, world_only: bool) -> dict:
                 {"slug": r.slug, "title": r.title or r.slug, "create_safety": "exists"} for r in runners
             ]
         return body
-    card = facts_only_card(engine, name, world_only)
+    card = facts_only_card(engine, name, world_only, slug)
     if card is not None:
         return {"found": True, "card": card}
     return {"found": False, "suggestions": near_misses(engine, name, world_only)}
 
 
-def facts_only_card(engine: Engine, name: str, world_only: bool) -> dict | None:
+def facts_only_card(engine: Engine, name: str, world_only: bool, slug: str | None = None) -> dict | None:
     """A card for an entity that has facts filed under it but no page, or None.
 
     The name canonicalizes the way remember files it (docs/protocol.md §4.4),
     so `people/me` finds the facts saved with `--entity people/me`. Page-only
     fields stay empty; the summary says where the facts are, never what they say.
     """
-    slug = engine.canonical_entity(name.strip()[:MAX_NAME], WORLD if world_only else Caller.local())
+    if slug is None:
+        slug = engine.canonical_entity(name.strip()[:MAX_NAME], WORLD if world_only else Caller.local())
     count = engine.facts.count(FactScope(entity=slug), viewer_of(world_only), ACTIVE_FACT_CAP) if slug else 0
     if not count:
         return None
