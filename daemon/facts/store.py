@@ -19,9 +19,12 @@ from .schema import SCHEMA, SCHEMA_VERSION, contains_ci
 from .ids import MAX_ID, claimed_in, line_digest
 from .log import FactsLog
 from .projection import Projection
+from .restore import Restorer
 from .reads import FactReads
 from .vector_rows import FactVectorRows
-from .sources import DEVICE_DIR, SLOTS, Source, device_id, device_log, discover, max_seq, slot_of
+from .sources import DEVICE_DIR, SLOTS, Source, device_log, discover, max_seq, slot_of
+from .acked import AckJournal, journal_file
+from .device import device_id
 from ..private_files import private_dir
 from ..protocol.errors import Unavailable
 from ...indexer.vault.brain_folder import BrainFolderError, brain_folder
@@ -38,7 +41,7 @@ log = logging.getLogger("brain.facts")
 READ_REFRESH_S = 1.0
 
 
-class FactsStore(Projection, FactReads, FactVectorRows):
+class FactsStore(Projection, Restorer, FactReads, FactVectorRows):
     """Append facts to the log, mirror them into SQLite, answer queries.
 
     It implements the facts store contract (daemon/stores/facts.py); its reads are in reads.py,
@@ -59,8 +62,16 @@ class FactsStore(Projection, FactReads, FactVectorRows):
         self.brain_dir = Path(brain_dir) if brain_dir is not None else None
         self.device_file = device_file
         self.slot: int | None = None
+        # the lines this device acknowledged, beside its id (docs/architecture.md, "When an older log is put back")
+        self.journal: AckJournal | None = None
         if self.brain_dir is not None:
-            self._take_device(device_id(device_file))
+            device, moved = device_id(device_file)
+            self.journal = AckJournal(journal_file(device_file))
+            if moved:
+                log.warning("the state folder %s was copied from another machine or path; this device takes "
+                            "a new id", device_file.parent)
+                self.journal.forget_all()  # the original machine's acknowledgements, not this device's
+            self._take_device(device)
         else:
             self.log = FactsLog(log_path)
         private_dir(cache_db.parent)
@@ -74,10 +85,12 @@ class FactsStore(Projection, FactReads, FactVectorRows):
         self.lock = threading.RLock()
         self._projection_state()
         self._writable = False
+        self._written_top = 0  # the highest id this process put into a write, acknowledged or not
         self._refreshed = time.monotonic()
         self.vectors: "FactVectorsStore | None" = None  # the fact vectors, once the model has loaded
         self._ensure_schema()
         self.catch_up()
+        self._restore_quietly()
 
     # -- schema and replay ------------------------------------------------
 
@@ -127,20 +140,38 @@ class FactsStore(Projection, FactReads, FactVectorRows):
             self._brain_folder_still_real()
             self.catch_up()  # another program may have appended, edited or replaced the log
             self._ready_to_append()
-            records = build()
+            checked = self.full_projections
+            restored = self.unheld_acknowledged()
+            records = build()  # ids minted past the journal's high-water mark too (next_id)
             # lines only a sync copy holds go into this device's log too (docs/architecture.md)
             folded = self.lines_only_in_copies() if self.brain_dir is not None else []
-            start, payload = self.log.append(records, before=folded)
-            if self.log.landed(start, payload):
-                self._own_stats[self._own_name()] = self.log.stat_key()  # our append: no re-hash needed
-                self.catch_up()
+            if not records and not folded and not restored:
+                self._acks_checked = checked
                 return records
+            # an id on its way to the log is taken even if the write is not acknowledged: a copy taken
+            # meanwhile may hold the line and be put back later
+            self._written_top = max([self._written_top, *(r["id"] for r in records if r["op"] == "insert")])
+            start, payload = self.log.append(records, before=folded + restored)
+            landed = self.log.landed(start, payload)
+            if landed:
+                self._own_stats[self._own_name()] = self.log.stat_key()  # our append: no re-hash needed
             self.catch_up()
-            if self._holds_lines(payload, records):
-                return records  # the file that replaced ours was copied after our write: the lines are there
+            if landed or self._holds_lines(payload, records):
+                # (not landed: the file that replaced ours was copied after our write, so the lines are there)
+                self._acknowledged(payload, records, restored, checked)
+                return records
             log.warning("facts log changed while a fact was written; writing it again to the file at %s",
                         self.log.path)
         raise OSError(f"{self.log.path} kept changing while a fact was written; nothing was acknowledged")
+
+    def _acknowledged(self, payload: bytes, records: list[dict], restored: list[bytes], checked: int) -> None:
+        """Journal what is about to be acknowledged, before the caller is told."""
+        if self.journal is not None:
+            lines = payload.splitlines()
+            self.journal.record(lines[len(lines) - len(records):])
+            self._acks_checked = checked
+        if restored:
+            self.note_restored(restored)
 
     def _brain_folder_still_real(self) -> None:
         """Refuse the write when `.brain` became a link or a file while the daemon ran (brain_folder.py):
@@ -181,7 +212,7 @@ class FactsStore(Projection, FactReads, FactVectorRows):
                 # another device's log has this slot: take a new device id before minting any id in it
                 log.warning("device slot %d is also another device's; this device takes a new id", self.slot)
                 self.log.close()
-                self._take_device(device_id(self.device_file, avoid_slots=others, renew=True))
+                self._take_device(device_id(self.device_file, avoid_slots=others, renew=True)[0])
         if not self._writable or not self.log.held_is_current():
             # first write, or the file was replaced (a sync tool or editor renamed a copy over it)
             self.log.reopen()
@@ -200,6 +231,10 @@ class FactsStore(Projection, FactReads, FactVectorRows):
         """One past the highest id any line ever claimed (never past MAX_ID: then the lowest free one);
         on a device, the next id in its slot past every id claimed."""
         top = self.db.execute("SELECT MAX(id) FROM claimed_ids WHERE id <= ?", (MAX_ID,)).fetchone()[0] or 0
+        top = max(top, self._written_top)
+        if self.journal is not None:
+            # an older copy of the log put back no longer claims what this device minted since
+            top = max(top, self.journal.minted)
         if self.slot is not None:
             return self._next_in_slot(top)
         fid = top + 1
@@ -227,6 +262,10 @@ class FactsStore(Projection, FactReads, FactVectorRows):
             seq += 1
         raise OSError(f"device slot {self.slot} has no ids left; fix: delete {self.device_file} for a new device id")
 
+    def _claimed(self, fid: int) -> bool:
+        return bool(self.db.execute("SELECT 1 FROM facts WHERE id=? UNION ALL SELECT 1 FROM claimed_ids WHERE id=?",
+                                    (fid, fid)).fetchone())
+
     def insert(self, *, fact: str, kind: str, entity_slug: str | None, visibility: str, source: str,
                valid_until: str | None, source_session: str | None = None, context: str | None = None,
                supersede: int | None = None, now: str | None = None, call_key: str | None = None) -> int:
@@ -236,9 +275,13 @@ class FactsStore(Projection, FactReads, FactVectorRows):
         the log so that a retry finds it after any restart (`by_call_key`).
         """
         ts = now or now_iso()
+        chosen: list[int] = []
 
         def build() -> list[dict]:
-            fid = self.next_id()  # minted after the log was re-read, so no line holds it
+            # minted after the log was re-read, so no line holds it; a write made again keeps its id while
+            # nothing claims it, so a copy that caught the first attempt holds the same line
+            fid = chosen[0] if chosen and not self._claimed(chosen[0]) else self.next_id()
+            chosen[:] = [fid]
             records = [{
                 "op": "insert", "id": fid, "ts": ts, "fact": fact, "kind": kind,
                 "entity_slug": entity_slug, "visibility": visibility, "source": source,
@@ -306,6 +349,8 @@ class FactsStore(Projection, FactReads, FactVectorRows):
             self.catch_up()
         except (OSError, sqlite3.Error) as e:  # the reader still gets what the cache holds
             log.warning("facts logs could not be re-read: %s", e)
+            return
+        self._restore_quietly()
 
     def attach_vectors(self, vectors: "FactVectorsStore") -> None:
         """Rank by meaning too from now on (search.py); until then ranking is by keyword."""
