@@ -194,3 +194,30 @@ def test_remember_through_the_daemon_after_git_checkout_of_the_log_gets_a_new_id
     body, is_error = send(places, vault, "recall", {"query": "door code", "limit": 5})
     assert not is_error and {int(f["fact_id"]): f["fact"] for f in body["facts"]}.get(door) == \
         "Alice's door code is 4417"
+
+
+def test_doctor_reports_acknowledged_facts_missing_from_the_log_and_those_written_again(tmp_path, places):
+    from brain.cli.doctor import DoctorContext, _facts_log
+
+    vault = tmp_path / "v"
+    (vault / ".brain").mkdir(parents=True)
+
+    def open_store():
+        return FactsStore.for_vault(vault / ".brain", places.cache_dir(vault) / "facts.sqlite",
+                                    places.vault_state_dir(vault) / "device")
+
+    def rows():
+        return {(status, name): detail for status, name, detail in _facts_log(DoctorContext(places, {}, vault))}
+
+    s = open_store()
+    _insert(s, "The office is on the third floor")
+    older = s.log.path.read_bytes()
+    door = _insert(s, "Alice's door code is 4417")
+    s.close()
+    assert ("ok", "acknowledged facts") in rows()
+    _put_back(s.log.path, older)
+    assert "1 line(s) this device acknowledged are in no facts log" in rows()[("warn", "acknowledged facts")]
+    s = open_store()
+    s.close()
+    got = rows()
+    assert ("warn", "acknowledged facts") not in got and f"#{door}" in got[("info", "restored facts")]
