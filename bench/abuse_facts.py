@@ -6,6 +6,9 @@
   log before each remember;
 - id reuse: hand lines reuse an acknowledged id, a legacy id, or an id past
   2^53−1, then more remembers;
+- older log put back under writers: 4 writers remember through the daemon
+  while another thread puts back older copies of the device log, by
+  copy-then-rename and by writing them in place (`git checkout -- <log>`);
 - sync between two copies: two vault copies, two daemons (two BRAIN_HOMEs),
   facts on both sides between syncs that copy, rename and make conflict copies.
 
@@ -297,9 +300,94 @@ def sync_two_copies(scratch: Path, rounds: int = 3, per_round: int = 4) -> dict:
                     f"{'differ' if diverged else 'equal'}"}
 
 
+def texts_on_disk(vault: Path) -> dict[int, set]:
+    """id → every different text the insert lines in the logs now at their paths give it."""
+    found: dict[int, set] = {}
+    for log in (vault / ".brain").rglob("*.jsonl"):
+        for line in log.read_bytes().splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(rec, dict) and rec.get("op") == "insert":
+                found.setdefault(rec.get("id"), set()).add(rec.get("fact"))
+    return found
+
+
+def older_log_put_back(scratch: Path, writers: int = 4, seconds: float = 8.0) -> dict:
+    """Writers keep remembering while older copies of the log are put back (docs/architecture.md,
+    "When an older log is put back")."""
+    import threading
+
+    dev = Device(_vault(scratch / "v"), scratch, "o")
+    acked: list[tuple[int, str]] = []
+    refused = puts = 0
+    stop = threading.Event()
+    counts = threading.Lock()
+
+    def writer(w: int) -> None:
+        nonlocal refused
+        i = 0
+        while not stop.is_set():
+            text = f"writer {w} fact {i}"
+            fid = dev.remember(text)
+            with counts:
+                if fid is None:
+                    refused += 1
+                else:
+                    acked.append((fid, text))
+            i += 1
+
+    def put_back() -> None:
+        nonlocal puts
+        snapshots: list[bytes] = []
+        while not stop.is_set():
+            log = own_log(dev.vault)
+            try:
+                snapshots.append(log.read_bytes())
+                older = snapshots[max(0, len(snapshots) - 4)]
+                if puts % 2:  # git checkout -- <log>: the older bytes written over the file in place
+                    with open(log, "r+b") as f:
+                        f.truncate(0)
+                        f.write(older)
+                else:  # a backup restore or a sync tool: copy, then rename over
+                    tmp = log.with_name(f".{log.name}.restore-tmp")
+                    tmp.write_bytes(older)
+                    os.replace(tmp, log)
+                puts += 1
+            except FileNotFoundError:
+                pass
+            time.sleep(0.05)
+
+    try:
+        dev.remember("the first fact")
+        threads = [threading.Thread(target=writer, args=(w,)) for w in range(writers)]
+        threads.append(threading.Thread(target=put_back))
+        for t in threads:
+            t.start()
+        time.sleep(seconds)
+        stop.set()
+        for t in threads:
+            t.join()
+        time.sleep(1.1)  # a read takes in a changed log at most once a second, and writes back what it lacks
+        seen = dev.seen()  # the newest facts (recall returns 100 at most), as the daemon reads them
+    finally:
+        dev.stop()
+    disk = texts_on_disk(dev.vault)
+    lost = sum(1 for fid, text in acked if text not in disk.get(fid, ()))
+    two_texts = sum(1 for got in disk.values() if len(got) > 1) + \
+        sum(1 for fid, text in acked if seen.get(fid, text) != text)
+    n = len(acked) + refused
+    broke = min(n, lost + two_texts)
+    return {"attempts": n, "held": n - broke, "broke": broke, "acked_lost": lost, "shared_ids": two_texts,
+            "note": f"{writers} writers, {puts} older copies put back; {len(acked)} acked, {refused} refused "
+                    f"(not acknowledged), {lost} acked lost, {two_texts} ids naming two texts"}
+
+
 ATTACKS: list[tuple[str, Callable[[Path], dict]]] = [
     ("facts file replaced", facts_file_replaced),
     ("torn append", torn_append),
+    ("older log put back under writers", older_log_put_back),
     ("id reuse", id_reuse),
     ("sync between two copies", sync_two_copies),
 ]

@@ -15,7 +15,8 @@ about three minutes by default:
    legitimate calls during it;
 5. `brain serve` across daemon kills, calls in flight;
 6. the targeted attacks of `abuse_attacks.py` (a replaced or torn facts
-   log, reused ids, two synced copies, bad private marks, floods), each on
+   log, older copies of the log put back under four writers, reused ids,
+   two synced copies, bad private marks, floods), each on
    daemons of its own, as a table of attempts / held / broke
    (`--no-attacks` skips them).
 

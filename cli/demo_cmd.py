@@ -78,6 +78,11 @@ def demo_copy(p, source: Path) -> Path:
     if dest.exists():
         stop_daemon(p, dest)
         shutil.rmtree(dest)
+        # a new vault, not the last one rolled back: its device id and journal of acknowledged facts
+        # go too, or the earlier run's facts would be written back (docs/architecture.md,
+        # "When an older log is put back"); its caches too
+        for folder in (p.vault_state_dir(dest), p.cache_dir(dest)):
+            shutil.rmtree(folder, ignore_errors=True)
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.copytree(source, dest, ignore=shutil.ignore_patterns(".brain"), symlinks=True)
     return dest

@@ -170,6 +170,7 @@ def _facts_log(ctx: DoctorContext):
             yield ("ok", "sync copies", f"{path} is a copy a sync tool made when two versions met; its facts are "
                                         "read with the others (a line in both is read once), and lines only it "
                                         "holds are copied into a device's own log at that device's next write")
+    yield from _acknowledged(ctx, sources)
     for name in _changed_behind(ctx, sources):
         yield ("warn", "edited log", f"{brain_dir / name} changed behind the facts cache's read position: edited "
                                      "by hand or by a sync tool. fix: nothing to do, the daemon re-reads the whole "
@@ -200,6 +201,53 @@ def _log_lines(sources):
                                      f"{keeps_line}: line {keeps_line} keeps fact #{fid}, line {later_line} is read "
                                      f"as fact #{new}; fix: {stop_first}give line {later_line} an id no other line "
                                      "has, or delete it if it repeats a fact")
+
+
+def _acknowledged(ctx: DoctorContext, sources):
+    """This device's acknowledged lines against the logs: missing ones (an older copy was put back), ids
+    a log gives another text, and what the daemon already wrote again (docs/architecture.md,
+    "When an older log is put back")."""
+    import json
+
+    from ..daemon.facts.acked import AckJournal, journal_file
+    from ..daemon.facts.ids import line_digest
+    from ..daemon.facts.restore import restorations
+
+    journal = AckJournal(journal_file(ctx.places.vault_state_dir(ctx.vault) / "device"))
+    held, texts = set(), {}
+    for src in sources:
+        for _n, rec, _pos, _err, raw in src.log.replay_lines(0):
+            if rec is not None:
+                held.add(line_digest(raw))
+                if rec["op"] == "insert":
+                    texts.setdefault(rec["id"], set()).add(rec.get("fact"))
+    missing, renamed = 0, []
+    for raw in journal.lines():
+        if line_digest(raw) not in held:
+            missing += 1
+        try:
+            rec = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(rec, dict) and rec.get("op") == "insert" and texts.get(rec.get("id"), {rec.get("fact")}) - {
+                rec.get("fact")}:
+            renamed.append(rec["id"])
+    if missing:
+        yield ("warn", "acknowledged facts", f"{missing} line(s) this device acknowledged are in no facts log (an "
+                                             "older copy of the log was put back: git checkout, a backup, a sync "
+                                             "tool). fix: nothing to do, the daemon writes them again, same ids, "
+                                             "when it starts or next reads or writes a fact")
+    for fid in renamed[:10]:
+        yield ("fail", "ids naming two texts", f"fact #{fid} was acknowledged for one text and a log gives it "
+                                               "another; the line this device wrote keeps the id")
+    if not missing and not renamed and journal.lines():
+        yield ("ok", "acknowledged facts", f"every one of the last {len(journal.lines())} line(s) this device "
+                                           "acknowledged is in its log, under its own id")
+    done = restorations(ctx.places.cache_dir(ctx.vault) / "facts.sqlite")
+    if done:
+        shown = ", ".join(f"#{i}" if isinstance(i, int) else str(i) for i in done.get("ids", [])[-10:])
+        yield ("info", "restored facts", f"{done.get('lines', 0)} acknowledged line(s) were missing from the log "
+                                         f"and written again (last {done.get('last')}): {shown}")
 
 
 def _changed_behind(ctx: DoctorContext, sources) -> list[str]:

@@ -25,6 +25,10 @@ from .sources import Source
 log = logging.getLogger("brain.facts")
 
 
+class LogShrank(OSError):
+    """A log got shorter while it was read (an older copy put in its place)."""
+
+
 class Projection:
     """Mixin of FactsStore, which brings `db`, `lock`, `sources()` and `rebuild()`."""
 
@@ -38,9 +42,20 @@ class Projection:
         self._homes_due: set[str] | None = set()   # filed names to resolve once the logs are read (home_rows.py)
         self._moves_cache: dict[str, str] | None = None   # the move records, from → to (home_rows.py)
         self._homes_lock = threading.Lock()
+        self.full_projections = 0  # how many times every log was read from the start (a line may have gone)
 
     def catch_up(self) -> int:
         """Apply log lines the cache has not seen; returns how many were read."""
+        for _attempt in range(8):
+            try:
+                return self._catch_up_once()
+            except LogShrank as e:
+                # another program put a shorter copy in place while it was read: read what is there now
+                log.warning("%s; reading the logs again", e)
+                self._hashers = {}
+        return self._catch_up_once()
+
+    def _catch_up_once(self) -> int:
         with self.lock:
             sources = self.sources()
             self.db.execute("BEGIN IMMEDIATE")
@@ -52,6 +67,7 @@ class Projection:
                     if reads:
                         log.warning("facts log changed under the cache; rebuilding the facts table")
                     self._clear()
+                    self.full_projections += 1
                     reads = {}
                     self._claim_set_aside(sources)
                 self._moved = False
@@ -95,7 +111,7 @@ class Projection:
         if upto != offset:
             hasher = src.log.hash_range(hashlib.sha256(), 0, offset)
             if hasher is None:
-                raise OSError(f"{src.log.path} shrank while it was read")
+                raise LogShrank(f"{src.log.path} shrank while it was read")
         read_from, n = offset, 0
         for line_no, rec, pos, err, raw in src.log.replay_lines(offset, line_no + 1):
             offset = pos
@@ -114,7 +130,7 @@ class Projection:
                 self.bad_lines.append((line_no, err if src.order == 0 else f"{src.name}: {err}"))
                 log.warning("facts log %s line %d skipped: %s", src.name, line_no, err)
         if offset > read_from and src.log.hash_range(hasher, read_from, offset) is None:
-            raise OSError(f"{src.log.path} shrank while it was read")
+            raise LogShrank(f"{src.log.path} shrank while it was read")
         self._hashers[src.name] = (hasher, offset)
         if n == 0 and read is not None and read[5] == src.log.stat_key():
             return 0  # nothing new: leave the row as it is

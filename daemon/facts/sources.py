@@ -14,11 +14,9 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...indexer.vault.atomic_files import write_atomic
 from .ids import DERIVED_STEP, MAX_ID, derived_id, line_digest
 from .log import FactsLog
 
@@ -109,28 +107,6 @@ def reused_ids(sources: list[Source]) -> list[tuple]:
                 seen.add(digest)
                 out.append((fid, lines[0][0][2:], prec[2:], derived_id(digest)))
     return out
-
-
-def device_id(device_file: Path, avoid_slots: set[int] = frozenset(), renew: bool = False) -> str:
-    """This machine's device id for a vault, kept outside the vault (a copy of the vault must not copy it).
-
-    A new one is drawn when there is none, or when `renew` (its slot turned out
-    to be another device's).
-    """
-    if not renew:
-        try:
-            got = device_file.read_text().strip()
-            if re.fullmatch(r"[0-9a-f]{16}", got):
-                return got
-        except FileNotFoundError:
-            pass
-    while True:
-        new = secrets.token_hex(8)
-        if slot_of(new) not in avoid_slots:
-            break
-    device_file.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(device_file, (new + "\n").encode(), mode=0o600)
-    return new
 
 
 def device_log(brain_dir: Path, device: str) -> Path:
