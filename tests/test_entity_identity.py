@@ -200,7 +200,9 @@ def _sync_logs(a, b):
     for src, dst in ((a, b), (b, a)):
         for log in (src / ".brain" / "facts").glob("*.jsonl"):
             target = dst / ".brain" / "facts" / log.name
-            if not target.exists() or target.read_bytes() != log.read_bytes():
+            # the newer version wins: the one that extends the other (each log has one writer)
+            if not target.exists() or (log.read_bytes() != target.read_bytes()
+                                       and log.read_bytes().startswith(target.read_bytes())):
                 target.parent.mkdir(parents=True, exist_ok=True)
                 tmp = target.with_name(".sync-tmp-" + target.name)
                 tmp.write_bytes(log.read_bytes())

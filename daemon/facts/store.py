@@ -199,6 +199,150 @@ class FactsStore(Projection, Restorer, FactReads, FactVectorRows, HomeRows):
         return all(self.db.execute("SELECT 1 FROM line_homes WHERE digest=? AND in_log=1",
                                    (line_digest(line),)).fetchone() for line in lines)
 
+    def _own_name(self) -> str:
+        return self.log.path.name if self.brain_dir is None else f"{DEVICE_DIR}/{self.log.path.name}"
+
+    def _take_device(self, device: str) -> None:
+        self.device = device
+        self.slot = slot_of(device)
+        self.log = FactsLog(device_log(self.brain_dir, device))
+        self._writable = False
+
+    def _ready_to_append(self) -> None:
+        """The descriptor is the file at the path, which ends where the projection read to."""
+        changed = False
+        if self.brain_dir is not None:
+            others = {s.slot for s in self.sources() if s.order == 1 and s.log.path != self.log.path}
+            if self.slot in others:
+                # another device's log has this slot: take a new device id before minting any id in it
+                log.warning("device slot %d is also another device's; this device takes a new id", self.slot)
+                self.log.close()
+                self._take_device(device_id(self.device_file, avoid_slots=others, renew=True)[0])
+        if not self._writable or not self.log.held_is_current():
+            # first write, or the file was replaced (a sync tool or editor renamed a copy over it)
+            self.log.reopen()
+            self._writable = changed = True
+        if not self.log.ends_on_line_boundary():
+            # another program's unfinished line: set aside so our record is a line of its own
+            self.log.repair_torn_tail()
+        if self.log.set_aside:
+            self._claim([i for tail in self.log.set_aside for i in claimed_in(tail)])
+            self.log.set_aside.clear()
+            changed = True
+        if changed:
+            self.catch_up()  # read what the file now at the path holds before an id is minted
+
+    def next_id(self) -> int:
+        """One past the highest id any line ever claimed (never past MAX_ID: then the lowest free one);
+        on a device, the next id in its slot past every id claimed."""
+        top = self.db.execute("SELECT MAX(id) FROM claimed_ids WHERE id <= ?", (MAX_ID,)).fetchone()[0] or 0
+        top = max(top, self._written_top)
+        if self.journal is not None:
+            # an older copy of the log put back no longer claims what this device minted since
+            top = max(top, self.journal.minted)
+        if self.slot is not None:
+            return self._next_in_slot(top)
+        fid = top + 1
+        while fid <= MAX_ID and self.db.execute("SELECT 1 FROM facts WHERE id=?", (fid,)).fetchone():
+            fid += 1
+        if fid <= MAX_ID:
+            return fid
+        row = self.db.execute(
+            "SELECT MIN(c.id + 1) FROM (SELECT 0 AS id UNION ALL SELECT id FROM claimed_ids) c WHERE c.id < ? "
+            "AND NOT EXISTS (SELECT 1 FROM claimed_ids d WHERE d.id = c.id + 1) "
+            "AND NOT EXISTS (SELECT 1 FROM facts f WHERE f.id = c.id + 1)", (MAX_ID,)).fetchone()
+        return row[0]
+
+    def _next_in_slot(self, top: int) -> int:
+        seq = top // SLOTS + 1  # past every id seen, so ids grow with time across devices
+        if seq > max_seq(self.slot):
+            own = self.db.execute("SELECT MAX(id) FROM claimed_ids WHERE id % ? = ? AND id > ?",
+                                  (SLOTS, self.slot, SLOTS)).fetchone()[0] or 0
+            seq = own // SLOTS + 1
+        while seq <= max_seq(self.slot):
+            fid = seq * SLOTS + self.slot
+            if not self.db.execute("SELECT 1 FROM facts WHERE id=? UNION ALL SELECT 1 FROM claimed_ids WHERE id=?",
+                                   (fid, fid)).fetchone():
+                return fid
+            seq += 1
+        raise OSError(f"device slot {self.slot} has no ids left; fix: delete {self.device_file} for a new device id")
+
+    def _claimed(self, fid: int) -> bool:
+        return bool(self.db.execute("SELECT 1 FROM facts WHERE id=? UNION ALL SELECT 1 FROM claimed_ids WHERE id=?",
+                                    (fid, fid)).fetchone())
+
+    def insert(self, *, fact: str, kind: str, entity_slug: str | None, visibility: str, source: str,
+               valid_until: str | None, source_session: str | None = None, context: str | None = None,
+               supersede: int | None = None, now: str | None = None, call_key: str | None = None) -> int:
+        """Record a new fact (and, atomically, the expiry of the one it supersedes).
+
+        `call_key` is the idempotency key of the call that wrote it, kept in
+        the log so that a retry finds it after any restart (`by_call_key`).
+        """
+        ts = now or now_iso()
+        chosen: list[int] = []
+
+        def build() -> list[dict]:
+            # minted after the log was re-read, so no line holds it; a write made again keeps its id while
+            # nothing claims it, so a copy that caught the first attempt holds the same line
+            fid = chosen[0] if chosen and not self._claimed(chosen[0]) else self.next_id()
+            chosen[:] = [fid]
+            records = [{
+                "op": "insert", "id": fid, "ts": ts, "fact": fact, "kind": kind,
+                "entity_slug": entity_slug, "visibility": visibility, "source": source,
+                "source_session": source_session, "context": context, "confidence": 1.0,
+                "notability": "medium", "valid_from": ts, "valid_until": valid_until,
+            }]
+            if call_key is not None:
+                records[0]["call_key"] = call_key
+            if supersede is not None:
+                records.append({"op": "expire", "id": supersede, "ts": ts,
+                                "reason": f"superseded by fact #{fid}", "superseded_by": fid})
+            return records
+
+        with self.lock:
+            return self._write(build)[0]["id"]
+
+    def expire(self, fid: int, reason: str | None) -> bool:
+        """Expire a fact; False when it already was."""
+        with self.lock:
+            self.catch_up()
+            row = self.get(fid, Viewer.owner())
+            if row is None or row["expired_at"] is not None:
+                return False
+            ts = now_iso()
+            self._write(lambda: [{"op": "expire", "id": fid, "ts": ts, "reason": reason or "forgotten"}])
+            return True
+
+    def mirror(self, facts: Sequence[Fact]) -> int:
+        """Write into this device's log the facts a shared store minted (docs/scaling.md, "Who writes
+        what"): each with the store's id, and its expiry once it has one. What the logs already hold
+        is left as it is; the number of records written."""
+        with self.lock:
+            self.catch_up()
+
+            def build() -> list[dict]:
+                records: list[dict] = []
+                for f in facts:
+                    have = self.get(f.id, Viewer.owner())
+                    if have is None:
+                        records.append({
+                            "op": "insert", "id": f.id, "ts": f.created_at, "fact": f.fact, "kind": f.kind,
+                            "entity_slug": f.entity_slug, "visibility": f.visibility, "source": f.source,
+                            "source_session": f.source_session, "context": f.context, "confidence": f.confidence,
+                            "notability": f.notability, "valid_from": f.valid_from, "valid_until": f.valid_until})
+                    if f.expired_at is not None and (have is None or have.expired_at is None):
+                        record: dict = {"op": "expire", "id": f.id, "ts": f.expired_at,
+                                        "reason": f.expire_reason or "forgotten"}
+                        if f.superseded_by is not None:
+                            record["superseded_by"] = f.superseded_by
+                        records.append(record)
+                return records
+
+            if not build():
+                return 0
+            return len(self._write(build))
+
     # -- reading ------------------------------------------------------------
 
     def refresh(self) -> None:
