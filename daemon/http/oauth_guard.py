@@ -11,8 +11,9 @@ connects), so nothing about the caller can be checked. What can be:
 - the rate: each endpoint has a token bucket, and past it the answer is 429
   with Retry-After;
 - the store: at most MAX_CLIENTS registered clients and MAX_PENDING requests
-  awaiting the owner (oauth_store), and a registration the owner never
-  approved expires (UNAPPROVED_CLIENT_TTL_S there);
+  awaiting the owner (oauth_store), a registration the owner never approved
+  expires in minutes (UNAPPROVED_CLIENT_TTL_S there), and when the store is
+  full the oldest of those with nothing awaiting the owner makes room;
 - redirect URIs: https, loopback http, or a private-use scheme of
   reverse-domain form (RFC 8252 §7.1-7.3); `javascript:`, `data:`, `file:`
   and plain http elsewhere would hand the authorization code to whatever the
