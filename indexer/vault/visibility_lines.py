@@ -36,8 +36,12 @@ _PLAIN_KEY = re.compile(r"^[\"']?visibility[\"']?[ \t]*:", re.IGNORECASE)
 def readable(line: str) -> str:
     """A line as a person reads it: invisible characters dropped, compatibility forms folded, any case."""
     if line.isascii():
-        return line.casefold()
-    return unicodedata.normalize("NFKC", _INVISIBLE.sub("", line)).casefold()
+        return line.lower()
+    # each step only when needed: the checks cost a fraction of the rewrites, and nearly all text needs none
+    seen = _INVISIBLE.sub("", line) if _INVISIBLE.search(line) else line
+    if not unicodedata.is_normalized("NFKC", seen):
+        seen = unicodedata.normalize("NFKC", seen)
+    return seen.lower()
 
 
 def reads_as_visibility_key(line: str) -> bool:
