@@ -9,6 +9,13 @@
   or a boolean, on the daemon's socket and over HTTP; each must be answered
   (Invalid Request, id null).
 
+- "oversized bodies": a body declared 300 MB, or chunked past any limit, to
+  every endpoint with and without a credential; each must be refused at
+  once, and the server's peak memory is reported.
+- "registration lockout": the store flooded with registrations while the
+  owner's client registers, asks and is approved 21 times; each must get in
+  and stay.
+
 Each attack gets an empty folder, stops every process it started, and
 returns attempts / held / broke plus its figures.
 """
@@ -213,10 +220,117 @@ def invalid_ids(scratch: Path) -> dict:
             "note": f"{answered}/{attempts} requests with an invalid id answered (HTTP and socket)"}
 
 
+def _memory_mb(pid: int) -> dict[str, float]:
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in ("VmRSS", "VmHWM"):
+            fields[name] = round(int(value.split()[0]) / 1024, 1)
+    return fields
+
+
+def _big_body(server: "_Server", path: str, declared: bool, token: str | None, streamed: int) -> tuple[int | None, float]:
+    """POST a body declared (or chunked) far over any limit, streaming `streamed` bytes; (status, seconds)."""
+    head = [f"POST {path} HTTP/1.1", f"Host: 127.0.0.1:{server.port}",
+            "Content-Type: application/x-www-form-urlencoded", "Accept: application/json, text/event-stream",
+            "Content-Length: 314572800" if declared else "Transfer-Encoding: chunked"]
+    if token:
+        head.append(f"Authorization: Bearer {token}")
+    s = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+    s.sendall(("\r\n".join(head) + "\r\n\r\n").encode())
+    started, done = time.monotonic(), threading.Event()
+
+    def pump() -> None:
+        piece, sent = b"a=" + b"x" * (256 * 1024 - 2), 0
+        try:
+            while sent < streamed and not done.is_set():
+                s.sendall(piece if declared else f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+                sent += len(piece)
+        except OSError:
+            pass
+
+    writer = threading.Thread(target=pump, daemon=True)
+    writer.start()
+    data = b""
+    try:
+        while b"\r\n" not in data:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+    except OSError:
+        pass
+    took = time.monotonic() - started
+    done.set()
+    try:
+        s.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    writer.join(30)
+    s.close()
+    return (int(data.split(b" ", 2)[1]) if data.startswith(b"HTTP/1.1 ") else None), took
+
+
+def oversized_bodies(scratch: Path, streamed: int = 32 * 1024 * 1024) -> dict:
+    """Every endpoint, with and without a credential, a body declared 300 MB or chunked past any limit."""
+    server = _Server(scratch)
+    rows = []
+    try:
+        before = _memory_mb(server.proc.pid)
+        for path in ("/revoke", "/token", "/register", "/authorize", "/mcp", "/oauth/approve", "/nowhere"):
+            for token in (None, server.token):
+                for declared in (True, False):
+                    status, took = _big_body(server, path, declared, token, streamed)
+                    rows.append((path, bool(token), declared, status, took))
+        after = _memory_mb(server.proc.pid)
+    finally:
+        server.stop()
+    # a chunked body a route answers without reading (401, 404, 405) is refused before it is read too
+    held = [r for r in rows if r[4] < 2 and (r[3] == 413 or (not r[2] and r[3] in (401, 404, 405)))]
+    grew = after["VmHWM"] - before["VmRSS"]
+    return {"attempts": len(rows), "held": len(held), "broke": len(rows) - len(held),
+            "rss_before_mb": before["VmRSS"], "peak_after_mb": after["VmHWM"], "grew_mb": round(grew, 1),
+            "slowest_answer_s": round(max(r[4] for r in rows), 3),
+            "note": f"{len(rows)} bodies ({streamed >> 20} MB streamed each, 300 MB declared or chunked): "
+                    f"{sorted({r[3] for r in rows}, key=str)} answered; RSS {before['VmRSS']} MB -> peak "
+                    f"{after['VmHWM']} MB"}
+
+
+def registration_lockout(scratch: Path, flood: int = 600) -> dict:
+    """A flood fills the store, the owner's client registers and asks mid-flood, the owner approves it."""
+    from brain.daemon.http.oauth_store import MAX_CLIENTS, OAuthStore, OAuthStoreFull
+    from brain.daemon.places import Places
+
+    store = OAuthStore(Places.from_env({"BRAIN_HOME": str(scratch / "home")}))
+    refused = 0
+    for i in range(MAX_CLIENTS):
+        store.add_client(f"flood-{i}", "flood", {})
+    real = 0
+    for attempt in range(21):   # the owner's client, between flood bursts
+        for i in range(flood // 21):
+            store.add_client(f"flood-{attempt}-{i}", "flood", {})
+        try:
+            store.add_client(f"real-{attempt}", "owner's agent", {})
+            _rid, code = store.add_pending(f"real-{attempt}", {"scopes": ["read"]})
+            real += store.approve(code) is not None
+            with store.edit() as d:   # the approved request is consumed as the token exchange would
+                d["pending"].clear()
+        except OAuthStoreFull:
+            refused += 1
+    for i in range(flood):
+        store.add_client(f"flood-after-{i}", "flood", {})
+    kept = sum(1 for k in store.snapshot()["clients"] if k.startswith("real-"))
+    return {"attempts": 21, "held": min(real, kept), "broke": 21 - min(real, kept),
+            "note": f"{real} of 21 real registrations approved ({refused} refused) while the store was flooded; "
+                    f"{kept} kept after {flood} more flood registrations (cap {MAX_CLIENTS})"}
+
+
 ATTACKS: list[tuple[str, Callable[[Path], dict]]] = [
     ("OAuth registration flood", registration_flood),
     ("unauthenticated slow bodies", slow_bodies),
     ("invalid request ids", invalid_ids),
+    ("oversized bodies", oversized_bodies),
+    ("registration lockout", registration_lockout),
 ]
 
 

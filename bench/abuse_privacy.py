@@ -11,6 +11,9 @@ stops the daemon. Rows:
   (a YAML error elsewhere, `[private]`, `Visibility: Private`, a doubled key,
   an unclosed block, an alias bomb, a typo), probed with every read tool;
   `private_bytes_served` counts the bytes of answers carrying a marker.
+- private mark variants: every prefix x block shape x key spelling x line
+  ending of a private mark (bench/privacy_variants.py), each page probed by
+  name and content; a variant broke when any answer names its slug or word.
 - remote put onto unindexed private page: a private page over the size
   limit, a binary one, and pages the owner writes just before the put;
   every file must keep its bytes.
@@ -141,6 +144,53 @@ def bad_private_marks(scratch: Path, rounds: int = 5) -> dict:
     return {"attempts": attempts, "held": held, "broke": attempts - held, "private_bytes_served": served,
             "note": f"{len(MARKS)} badly marked pages x {len(probes)} remote probes x {rounds} rounds; "
                     f"the owner's lane lists {owner_sees['count']} of them"}
+
+
+# -- private mark variants -----------------------------------------------------
+
+def private_mark_variants(scratch: Path) -> dict:
+    """Every generated form of a private mark (bench/privacy_variants.py), each probed by name and by content."""
+    import re
+
+    from privacy_variants import SECRET, private_variants
+
+    variants = private_variants()
+    pages = {rel: text.encode() for rel, text in variants.items()}
+    slugs = [rel[:-3] for rel in variants]
+    leaked_words: set[str] = set()
+    leaked_slugs: set[str] = set()
+    served = 0
+    with _Brain(scratch, pages) as brain:
+        s = brain.session()
+
+        def probe(name: str, args: dict, echo: bool = False) -> None:
+            nonlocal served
+            text = _answer_text(s.call_raw(name, args))
+            for value in args.values() if echo else ():   # the slugs asked for come back
+                for piece in [str(value), *str(value).split(", ")]:
+                    text = text.replace(json.dumps(piece)[1:-1], "")
+            words = set(re.findall(SECRET + r"-\d+", text))
+            named = {slug for slug in re.findall(r"(?:plans|held)/[\w-]+", text)}
+            if words or named:
+                served += len(text.encode())
+            leaked_words.update(words)
+            leaked_slugs.update(named)
+
+        for query in ("quokka plan code word", "swordfish"):
+            probe("recall", {"query": query, "limit": 50})
+            probe("search", {"query": query, "limit": 50})
+        probe("recall", {"grep": "code word"})
+        probe("get_backlinks", {"slug": "notes/quokka-hub"})
+        for i in range(0, len(slugs), 40):
+            probe("context_pack", {"entities": ", ".join(slugs[i:i + 40])}, echo=True)
+        for n, slug in enumerate(slugs):
+            probe("get_page", {"slug": slug}, echo=True)
+            probe("entity", {"name": f"Quokka Plan {n}"})
+        s.s.close()
+    broke = {slug for n, slug in enumerate(slugs) if f"{SECRET}-{n}" in leaked_words or slug in leaked_slugs}
+    return {"attempts": len(slugs), "held": len(slugs) - len(broke), "broke": len(broke),
+            "private_bytes_served": served, "broken": sorted(broke)[:10],
+            "note": "each variant page probed by get_page, entity, recall, search, context_pack, backlinks"}
 
 
 # -- remote put onto an unindexed private page --------------------------------
@@ -281,6 +331,7 @@ def brain_folder_link(scratch: Path) -> dict:
 
 ATTACKS: list[tuple[str, Callable[[Path], dict]]] = [
     ("bad private marks", bad_private_marks),
+    ("private mark variants", private_mark_variants),
     ("remote put onto unindexed private page", remote_put_unindexed),
     ("alias bomb", alias_bomb),
     (".brain linked outside the vault", brain_folder_link),

@@ -112,6 +112,9 @@ def test_registration_past_the_client_cap_says_how_to_free_room(places):
     store = OAuthStore(places)
     for i in range(MAX_CLIENTS):
         store.add_client(f"c{i}", "x", {})
+    with store.edit() as d:   # every slot held by a client the owner approved
+        for row in d["clients"].values():
+            row.pop("expires_at", None)
     provider = BrainOAuthProvider(store, "http://127.0.0.1:1", say=lambda msg: None)
     client = OAuthClientInformationFull(client_id="late", redirect_uris=["http://127.0.0.1:9/cb"],
                                         token_endpoint_auth_method="none")
@@ -120,3 +123,21 @@ def test_registration_past_the_client_cap_says_how_to_free_room(places):
     assert str(MAX_CLIENTS) in refused.value.error_description
     assert "brain auth revoke-client" in refused.value.error_description
     assert "late" not in store.snapshot()["clients"]
+
+
+def test_a_finished_flood_leaves_room_for_the_owners_client(places):
+    """Every slot held by registrations nobody approved: a real one still registers, at once."""
+    from mcp.shared.auth import OAuthClientInformationFull
+
+    from brain.daemon.http.oauth_provider import BrainOAuthProvider
+    from brain.daemon.http.oauth_store import MAX_CLIENTS, OAuthStore
+
+    store = OAuthStore(places)
+    for i in range(MAX_CLIENTS):
+        store.add_client(f"flood-{i}", "flood", {})
+    provider = BrainOAuthProvider(store, "http://127.0.0.1:1", say=lambda msg: None)
+    client = OAuthClientInformationFull(client_id="real", redirect_uris=["http://127.0.0.1:9/cb"],
+                                        token_endpoint_auth_method="none")
+    anyio.run(provider.register_client, client)
+    clients = store.snapshot()["clients"]
+    assert "real" in clients and len(clients) == MAX_CLIENTS

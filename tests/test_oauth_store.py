@@ -53,6 +53,7 @@ def test_registered_clients_and_waiting_requests_are_capped(places):
     store = OAuthStore(places)
     for i in range(MAX_CLIENTS):
         store.add_client(f"c{i}", f"client {i}", {})
+    _approve_all(store)   # unapproved ones would make room (below)
     with pytest.raises(OAuthStoreFull) as full:
         store.add_client("one-more", "x", {})
     assert "revoke-client" in full.value.fix
@@ -77,3 +78,42 @@ def test_a_registration_never_approved_expires_and_an_approved_one_stays(places)
     with store.edit():
         pass
     assert set(store.snapshot()["clients"]) == {"kept"}
+
+
+def _approve_all(store: OAuthStore) -> None:
+    with store.edit() as d:   # what `approve` leaves on a client: no expiry
+        for row in d["clients"].values():
+            row.pop("expires_at", None)
+
+
+def test_a_registration_nobody_approved_expires_in_minutes_unless_it_awaits_the_owner(places):
+    from brain.daemon.http.oauth_store import PENDING_TTL_S
+
+    store = OAuthStore(places)
+    store.add_client("quick", "agent", {})
+    lifetime = store.snapshot()["clients"]["quick"]["expires_at"] - time.time()
+    assert 60 < lifetime <= 30 * 60
+    # asking the owner keeps the registration for as long as the request waits
+    store.add_client("asking", "agent", {})
+    store.add_pending("asking", {"scopes": ["read"]})
+    assert store.snapshot()["clients"]["asking"]["expires_at"] - time.time() >= PENDING_TTL_S
+
+
+def test_a_registration_flood_cannot_take_the_slot_of_a_client_the_owner_approves(places):
+    """A flood fills every slot, a real client registers and asks, the flood goes on, the owner approves."""
+    from brain.daemon.http.oauth_store import MAX_CLIENTS
+
+    store = OAuthStore(places)
+    for i in range(MAX_CLIENTS):
+        store.add_client(f"flood-{i}", "flood", {})
+    store.add_client("real", "the owner's agent", {})
+    _rid, code = store.add_pending("real", {"scopes": ["read"]})
+    for i in range(MAX_CLIENTS, 4 * MAX_CLIENTS):
+        store.add_client(f"flood-{i}", "flood", {})
+    clients = store.snapshot()["clients"]
+    assert "real" in clients and len(clients) == MAX_CLIENTS
+    assert "flood-0" not in clients and f"flood-{4 * MAX_CLIENTS - 1}" in clients   # the oldest made room
+    assert store.approve(code) is not None
+    for i in range(4 * MAX_CLIENTS, 6 * MAX_CLIENTS):
+        store.add_client(f"flood-{i}", "flood", {})
+    assert "real" in store.snapshot()["clients"] and "expires_at" not in store.snapshot()["clients"]["real"]

@@ -4,12 +4,16 @@
 connects), so nothing about the caller can be checked. What can be:
 
 - the Host and Origin headers, exactly as on /mcp (DNS rebinding: a web page
-  in the owner's browser must not register clients or park requests);
+  in the owner's browser must not register clients, park requests, or post
+  to /token and /revoke);
+- the body: every endpoint refuses one over its limit before reading it
+  (body_limits);
 - the rate: each endpoint has a token bucket, and past it the answer is 429
   with Retry-After;
 - the store: at most MAX_CLIENTS registered clients and MAX_PENDING requests
-  awaiting the owner (oauth_store), and a registration the owner never
-  approved expires (UNAPPROVED_CLIENT_TTL_S there);
+  awaiting the owner (oauth_store), a registration the owner never approved
+  expires in minutes (UNAPPROVED_CLIENT_TTL_S there), and when the store is
+  full the oldest of those with nothing awaiting the owner makes room;
 - redirect URIs: https, loopback http, or a private-use scheme of
   reverse-domain form (RFC 8252 §7.1-7.3); `javascript:`, `data:`, `file:`
   and plain http elsewhere would hand the authorization code to whatever the
@@ -33,6 +37,7 @@ from urllib.parse import parse_qsl, urlsplit
 REGISTER_PATH = "/register"
 AUTHORIZE_PATH = "/authorize"
 REVOKE_PATH = "/revoke"
+TOKEN_PATH = "/token"
 # requests per endpoint: a burst of BURST, then one every REFILL_S
 BURST = 20
 REFILL_S = 3.0
@@ -116,6 +121,24 @@ class GuardedEndpoint:
         await self.app(scope, receive, send)
 
 
+class OriginChecked:
+    """ASGI wrapper of an endpoint a browser can post to but that needs no rate of its own: the Host/Origin check."""
+
+    def __init__(self, app, security):
+        from mcp.server.transport_security import TransportSecurityMiddleware
+
+        self.app, self.security = app, TransportSecurityMiddleware(security)
+
+    async def __call__(self, scope, receive, send) -> None:
+        from starlette.requests import Request
+
+        if scope.get("type") == "http" and scope.get("method") != "OPTIONS":
+            refused = await self.security.validate_request(Request(scope, receive), is_post=False)
+            if refused is not None:
+                return await refused(scope, receive, send)
+        await self.app(scope, receive, send)
+
+
 class PublicRevocation:
     """ASGI wrapper of /revoke: a form without `client_secret` gets an empty one (see above)."""
 
@@ -149,10 +172,13 @@ def _replay(messages: list, receive):
 
 
 def guard_oauth_endpoints(app, security) -> None:
-    """Wrap the SDK's /register and /authorize routes of `app` in GuardedEndpoint, /revoke in PublicRevocation."""
+    """Wrap the SDK's /register and /authorize routes of `app` in GuardedEndpoint, /token in
+    OriginChecked, /revoke in both OriginChecked and PublicRevocation."""
     for route in app.router.routes:
         path = getattr(route, "path", None)
         if path in (REGISTER_PATH, AUTHORIZE_PATH):
             route.app = GuardedEndpoint(route.app, security, RateBucket())
+        elif path == TOKEN_PATH:
+            route.app = OriginChecked(route.app, security)
         elif path == REVOKE_PATH:
-            route.app = PublicRevocation(route.app)
+            route.app = OriginChecked(PublicRevocation(route.app), security)

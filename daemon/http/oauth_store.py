@@ -39,10 +39,12 @@ REFRESH_TTL_S = 30 * 24 * 3600
 SCOPES = ("read", "write")
 # bounds on what strangers can make the store hold (oauth_guard): registered
 # clients, requests awaiting the owner, and how long a registration the
-# owner never approved is kept
+# owner never approved is kept. A real client asks for approval right after
+# it registers, and its request then keeps it (add_pending), so minutes are
+# enough; a day let a finished flood keep every slot for 24 hours.
 MAX_CLIENTS = 100
 MAX_PENDING = 20
-UNAPPROVED_CLIENT_TTL_S = 24 * 3600
+UNAPPROVED_CLIENT_TTL_S = 15 * 60
 # what the owner reads out and types: no 0/O/1/I, 8 characters (~40 bits, valid 10 minutes)
 _USER_CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 _KINDS = ("clients", "pending", "codes", "access", "refresh", "spent")
@@ -152,14 +154,21 @@ class OAuthStore:
 
     def add_client(self, client_id: str, name: str, info: dict) -> None:
         """Register a client; it expires unless the owner approves one of its requests in time.
-        OAuthStoreFull when MAX_CLIENTS are registered."""
+
+        When MAX_CLIENTS are registered, the oldest registration that was never
+        approved and has no request awaiting the owner makes room: a flood of
+        registrations only ever displaces its own, never a client the owner
+        approved or is about to (docs/protocol.md §11.5). OAuthStoreFull when
+        no registration can go.
+        """
         with self.edit() as d:
-            if len(d["clients"]) >= MAX_CLIENTS:
+            if len(d["clients"]) >= MAX_CLIENTS and not _evict_unapproved(d):
                 raise OAuthStoreFull(
-                    f"this server already holds its limit of {MAX_CLIENTS} registered OAuth clients",
+                    f"this server already holds its limit of {MAX_CLIENTS} registered OAuth clients, "
+                    "each approved or awaiting the owner",
                     "the vault's owner removes unused ones (`brain auth clients`, then "
                     "`brain auth revoke-client ID`); registrations never approved expire after "
-                    f"{UNAPPROVED_CLIENT_TTL_S // 3600} hours")
+                    f"{UNAPPROVED_CLIENT_TTL_S // 60} minutes")
             d["clients"][client_id] = {"name": name, "created_at": now_iso(), "info": info,
                                        "surface": None, "surface_set_by": None,
                                        "expires_at": time.time() + UNAPPROVED_CLIENT_TTL_S}
@@ -178,9 +187,14 @@ class OAuthStore:
             user_code = new_user_code()
             while user_code in codes:
                 user_code = new_user_code()
+            expires_at = time.time() + PENDING_TTL_S
             d["pending"][hash_secret(request_id)] = {
                 **fields, "client_id": client_id, "user_code": user_code, "approved": False,
-                "expires_at": time.time() + PENDING_TTL_S}
+                "expires_at": expires_at}
+            client = d["clients"].get(client_id)
+            if client is not None and "expires_at" in client:
+                # a registration outlives the request awaiting the owner, so approving it finds the client
+                client["expires_at"] = max(client["expires_at"], expires_at + CODE_TTL_S)
         return request_id, user_code
 
     def approve(self, user_code: str, *, read_only: bool = False) -> dict | None:
@@ -309,6 +323,17 @@ def _drop_family(d: dict, family: str, keep_refresh: bool = False) -> None:
     for kind in ("access",) if keep_refresh else ("access", "refresh"):
         for key in [k for k, r in d[kind].items() if r.get("family") == family]:
             del d[kind][key]
+
+
+def _evict_unapproved(d: dict) -> bool:
+    """Drop the oldest registration never approved and with no request awaiting the owner; False when none."""
+    waiting = {r["client_id"] for r in d["pending"].values() if not r.get("approved") and not r.get("denied")}
+    candidates = [(r["expires_at"], k) for k, r in d["clients"].items()
+                  if isinstance(r, dict) and "expires_at" in r and k not in waiting]
+    if not candidates:
+        return False
+    del d["clients"][min(candidates)[1]]
+    return True
 
 
 def _drop_expired(d: dict) -> None:

@@ -240,6 +240,10 @@ def build_app(places, vault: Path, surface: str, host: str, call=None, base_url:
         from .oauth_guard import guard_oauth_endpoints
 
         guard_oauth_endpoints(app, security_settings(host))
+    from .body_limits import BoundedBodies
+
+    # outside every route, the bearer check included: no body is read past its bound (body_limits.py)
+    app.add_middleware(BoundedBodies, mcp_path=MCP_PATH)
     # the connection limits classify each request by the same check (limits.py)
     app.state.credential_ok = verifier.known
     return app

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from .visibility_lines import is_plain_key, visibility_lines
+
 try:  # libyaml is an order of magnitude faster; pure Python is the fallback
     _SafeLoader = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - depends on the wheel
@@ -93,6 +95,7 @@ class Frontmatter:
     error: str | None = None                   # why the YAML was rejected
     body_line: int = 1                         # 1-based line where the body starts
     visibility_line: int | None = None         # 1-based line of the first visibility key
+    stray_visibility: tuple[int, str] | None = None   # a visibility line the block does not account for
 
 
 def leading_block(text: str) -> str | None:
@@ -105,7 +108,31 @@ def leading_block(text: str) -> str | None:
 
 
 def split_frontmatter(text: str) -> Frontmatter:
-    """Separate the frontmatter block from the body and parse it."""
+    """Separate the frontmatter block from the body and parse it, noting any stray visibility line."""
+    fm = _split_block(text)
+    fm.stray_visibility = _stray_visibility(text, fm)
+    return fm
+
+
+def _stray_visibility(text: str, fm: Frontmatter) -> tuple[int, str] | None:
+    """The first head line that reads as a `visibility` key but is not the parsed block's own top-level key.
+
+    docs/architecture.md "Private pages": such a line is a mark the owner
+    meant, which YAML did not see or saw somewhere else.
+    """
+    lines = visibility_lines(text)
+    if not lines:
+        return None
+    has_key = fm.error is None and any(k.strip().lower() == "visibility" for k in fm.data)
+    for n, line in lines:
+        # lines 2 .. body_line - 2 are the block's own, between its two rules
+        if has_key and 2 <= n <= fm.body_line - 2 and is_plain_key(line):
+            continue
+        return n, line
+    return None
+
+
+def _split_block(text: str) -> Frontmatter:
     m = _OPEN.match(text)
     if not m:
         return Frontmatter(body=text.lstrip("\ufeff"))
@@ -157,8 +184,10 @@ PUBLIC_VISIBILITIES = frozenset({"world", "public"})
 def page_visibility(fm: Frontmatter) -> tuple[str, str | None]:
     """('world' | 'private', why the page is private although it did not plainly say so).
 
-    Privacy fails closed: a refused block, or a visibility key (in any case)
-    whose value is not a plain public word, makes the page private until fixed.
+    Privacy fails closed: a refused block, a visibility key (in any case)
+    whose value is not a plain public word, or a line a person reads as a
+    visibility mark that the block does not hold as its top-level key, makes
+    the page private until fixed.
     """
     if fm.error:
         return "private", None   # the error itself is reported
@@ -173,6 +202,13 @@ def page_visibility(fm: Frontmatter) -> tuple[str, str | None]:
         where = f"frontmatter line {fm.visibility_line}" if fm.visibility_line else "the frontmatter"
         return "private", (f"`{key}: {value}` at {where} is not `visibility: private`, `world` or `public`; "
                            "the page is private until it says one of them")
+    if fm.stray_visibility:
+        n, line = fm.stray_visibility
+        shown = " ".join(line.split())[:80].encode("unicode_escape").decode("ascii")
+        return "private", (f"line {n} (`{shown}`) reads as a visibility mark that the frontmatter does not hold; "
+                           "the page is private until `visibility: ...` is a plain top-level key of a block "
+                           "that opens with `---` on the first line and closes with `---` (and no other "
+                           "line says visibility)")
     return "world", None
 
 

@@ -176,5 +176,8 @@ def parse_stub(rel_path: str, head: str) -> ParsedPage:
     if block is None:
         page.visibility = "private"
         page.frontmatter_error = "its frontmatter does not close within the part of the file that is read"
+    elif page.visibility == "world":
+        # a visibility line outside the block is in the head, not in `block`
+        page.visibility, page.visibility_doubt = page_visibility(split_frontmatter(head))
     page.lead, page.chunks, page.timeline = "", [], []
     return page
