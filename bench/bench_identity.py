@@ -12,6 +12,7 @@ over each daemon's socket:
 - entity of a person by name (a hit), and of a name no page has (a miss);
 - recall {entity} of a person by name;
 - recall {query} (limit 10), a different query every call;
+- remember of a new fact about a person (each side gets the same texts);
 - entity of a page's old slug after its file moved (this checkout follows it;
   the other may not: its answer is printed, not judged).
 
@@ -99,6 +100,9 @@ def main() -> int:
             "entity_miss": lambda i: ("entity", {"name": f"Nobody Called {i} Zyx"}),
             "recall_entity": lambda i: ("recall", {"entity": people[(i * 7) % len(people)].replace("-", " ").title()}),
             "recall_query": lambda i: ("recall", {"query": " ".join(rng.sample(words, 3)), "limit": 10}),
+            # a new text every call, about a person: the write path (log, journal, homes)
+            "remember": lambda i: ("remember", {"fact": f"Bench note {i} {rng.random():.6f}", "provenance": "bench",
+                                                "entity": people[(i * 11) % len(people)].replace("-", " ").title()}),
         }
         for bench, make in calls.items():
             lat: dict[str, list[float]] = {"this": [], "baseline": []}

@@ -53,7 +53,8 @@ def register(app) -> None:
         if body is None:
             return
         n = body["facts"]
-        print(f"{n} active fact{'s' if n != 1 else ''} filed under {body['moved_from']} now belong to "
+        print(f"{n} active fact{'s' if n != 1 else ''} filed under {body['moved_from']} now "
+              f"belong{'' if n != 1 else 's'} to "
               f"{body['moved_to']}" + ("" if body["page_exists"] else " (no page has that slug yet)"))
         print(f"check: {shlex.join(['brain', 'entity', body['moved_to']])}")
 

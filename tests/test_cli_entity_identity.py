@@ -45,7 +45,7 @@ def test_facts_move_files_a_name_under_a_page_and_doctor_stops_listing_it(vault)
     assert listed.returncode == 0 and listed.stdout.startswith("people/pri: 1 active fact, no page"), listed.stdout
     moved = brain("facts", "move", "people/pri", "Priya")
     assert moved.returncode == 0, moved.stderr
-    assert "1 active fact filed under people/pri now belong to people/priya-raman" in moved.stdout
+    assert "1 active fact filed under people/pri now belongs to people/priya-raman" in moved.stdout
     card = brain("entity", "Priya", "--json")
     assert '"active_fact_count": 1' in card.stdout, card.stdout
     assert "every fact filed under an entity belongs to a page" in brain("doctor", "entities").stdout

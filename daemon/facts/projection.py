@@ -16,6 +16,7 @@ from pathlib import Path
 import hashlib
 import logging
 import threading
+import time
 
 from .dates import date_words
 from .ids import claimed_in, derived_id, line_digest
@@ -23,6 +24,20 @@ from .schema import BAD_RECORD, COLUMNS, normalize_text
 from .sources import Source
 
 log = logging.getLogger("brain.facts")
+
+
+# A file written again within one tick of the file system's clock keeps its mtime and ctime: an older
+# copy of the same length put in place just after our read has the stat we recorded. So a stat this
+# recent proves nothing and the bytes are hashed (git's "racily clean" rule).
+RACY_S = 1.0
+
+
+def _racy(stat_key: str) -> bool:
+    try:
+        ctime_ns = int(stat_key.rsplit(":", 1)[1])
+    except (IndexError, ValueError):
+        return True
+    return time.time_ns() - ctime_ns < RACY_S * 1e9
 
 
 class LogShrank(OSError):
@@ -97,7 +112,7 @@ class Projection:
             return False
         key = src.log.stat_key()
         held = self._hashers.get(src.name)
-        if held and held[1] == offset and key in (stat, self._own_stats.get(src.name)):
+        if held and held[1] == offset and key in (stat, self._own_stats.get(src.name)) and not _racy(key):
             return True
         hasher = src.log.hash_range(hashlib.sha256(), 0, offset)
         if hasher is None:
@@ -115,6 +130,9 @@ class Projection:
         read_from, n = offset, 0
         for line_no, rec, pos, err, raw in src.log.replay_lines(offset, line_no + 1):
             offset = pos
+            # the hash covers the very bytes applied: hashing the range again afterwards could hash an
+            # older copy of the same length put in place meanwhile, and the lines read would go unseen
+            hasher.update(raw)
             n += 1
             # every id a line names is claimed, applied or not: ids are never reused
             self._claim(claimed_in(raw) if rec is None else [rec["id"]] if rec["op"] == "insert" else [])
@@ -129,8 +147,6 @@ class Projection:
             if err is not None:
                 self.bad_lines.append((line_no, err if src.order == 0 else f"{src.name}: {err}"))
                 log.warning("facts log %s line %d skipped: %s", src.name, line_no, err)
-        if offset > read_from and src.log.hash_range(hasher, read_from, offset) is None:
-            raise LogShrank(f"{src.log.path} shrank while it was read")
         self._hashers[src.name] = (hasher, offset)
         if n == 0 and read is not None and read[5] == src.log.stat_key():
             return 0  # nothing new: leave the row as it is

@@ -194,10 +194,10 @@ class FactsStore(Projection, Restorer, FactReads, FactVectorRows, HomeRows):
                               suggestion="the vault's owner runs `brain doctor` to see what .brain points to") from e
 
     def _holds_all(self, payload: bytes, records: list[dict]) -> bool:
-        """Whether every line of `payload` that `records` made is now read from a log."""
-        lines = payload.splitlines()[-len(records):] if records else []
+        """Whether every line of `payload` (the records, and the lines written again or folded in
+        before them) is now read from a log."""
         return all(self.db.execute("SELECT 1 FROM line_homes WHERE digest=? AND in_log=1",
-                                   (line_digest(line),)).fetchone() for line in lines)
+                                   (line_digest(line),)).fetchone() for line in payload.splitlines() if line.strip())
 
     def _own_name(self) -> str:
         return self.log.path.name if self.brain_dir is None else f"{DEVICE_DIR}/{self.log.path.name}"
