@@ -12,7 +12,7 @@ import json
 import sys
 
 from . import answer_view, render
-from .verb_commands import COMMANDS, HUMAN_SINCE, RECALL_LIMIT, Command, add_options
+from .verb_commands import COMMANDS, HUMAN_SINCE, NUMBER_LIKE_FLAGS, RECALL_LIMIT, Command, add_options
 
 ENTITY_FACTS = 10  # facts a terminal card shows, newest first
 
@@ -96,6 +96,8 @@ def run(argv: list[str]) -> int:
 
 def _run(argv: list[str]) -> int:
     cmd = COMMANDS[argv[0]]
+    spelled = NUMBER_LIKE_FLAGS.get(cmd.name, {})
+    argv = [argv[0], *(spelled.get(a, a) for a in argv[1:])]
     bad = unknown_flag(cmd, argv[1:])
     if bad:
         raise bad
@@ -132,6 +134,8 @@ def _run(argv: list[str]) -> int:
         p = places()
         keep_tagged(body, tags, Pages.of(p, vault_path(p)).tags, tags.shown)
     if ns.json:
+        if cmd.name == "recall" and not is_error and not ns.remote:
+            _with_locations(body)
         print(json.dumps(body, indent=2, ensure_ascii=False))
         return 1 if is_error else 0
     if is_error:
@@ -140,7 +144,7 @@ def _run(argv: list[str]) -> int:
     seen = dict(args, _no_daemon=ns.no_daemon, _remote=ns.remote)
     extra = _lookups(cmd, body, seen)
     if cmd.name == "recall":
-        extra["style"] = {"files": ns.files, "md": ns.md, "scores": ns.scores}
+        extra["style"] = {"files": ns.files, "null": ns.null, "md": ns.md, "scores": ns.scores}
     answer_view.show(cmd.tool, body, args, **extra)
     return 0
 
@@ -213,6 +217,28 @@ def _lookups(cmd: Command, body: dict, args: dict) -> dict:
         return {"paths": {r["slug"]: pages.location(rel[r["slug"]], r.get("chunk")) for r in results
                           if r["slug"] in rel}}
     return {"near": pages.near(args["name"])}
+
+
+def _with_locations(body: dict) -> None:
+    """Each recall result gains `path` (vault-relative) and `line` (where its passage starts),
+    for `jq` and editors. Only here, in the CLI's JSON: the recall verb's wire format is the
+    protocol's (docs/protocol.md) and a remote caller has no use for this machine's paths."""
+    results = body.get("results") or []
+    if not results:
+        return
+    from .page_lookup import Pages
+    from .route import NoVault, places, vault_path
+
+    p = places()
+    try:
+        pages = Pages.of(p, vault_path(p))
+    except NoVault:
+        return
+    rel = pages.paths(r["slug"] for r in results)
+    for r in results:
+        if r["slug"] in rel:
+            r["path"] = rel[r["slug"]]
+            r["line"] = pages.line_of(rel[r["slug"]], r.get("chunk"))
 
 
 def _entity_facts(slug: str, args: dict) -> list[dict]:
