@@ -154,7 +154,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
     )),
     Command("remember", "remember", (
         Opt(("FACT",), "fact"),
-        Opt(("--provenance", "-p"), "provenance", required=True),
+        Opt(("--provenance", "-p"), "provenance", help="where the fact comes from (default at the terminal: "
+            "cli:<your user name>; MCP callers always give it)"),
         Opt(("--entity", "-e"), "entity"),
         Opt(("--kind", "-k"), "kind"),
         Opt(("--visibility",), "visibility"),
@@ -165,7 +166,9 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
         Opt(("ID",), "id", help="the fact's number: what remember printed, or #id from recall"),
         Opt(("--reason",), "reason"),
     )),
-    Command("entity", "entity", (Opt(("NAME",), "name"),)),
+    Command("entity", "entity", (Opt(("NAME",), "name"),),
+            summary="One entity's card: aliases, summary, open threads, edges, counts; exits 1 when no entity "
+                    "has that name"),
     Command("context", "context_pack", (
         Opt(("ENTITIES",), "entities", help="comma-separated entities; left out: what the session-start hook "
             "injects here (hooks.standing_entities, then this git repository's project)",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from . import answer_view, render
@@ -110,6 +111,8 @@ def _run(argv: list[str]) -> int:
         return get_page(ns.page, no_daemon=ns.no_daemon, json_out=ns.json) if cmd.name == "get" \
             else open_page(ns.page)
     args = to_args(cmd, ns)
+    if cmd.name == "remember" and args.get("provenance") is None:
+        args["provenance"] = terminal_provenance()
     _check(cmd, args)
     if cmd.name == "context" and not args.get("entities"):
         # the note goes beside --json's output, never into it
@@ -133,11 +136,13 @@ def _run(argv: list[str]) -> int:
 
         p = places()
         keep_tagged(body, tags, Pages.of(p, vault_path(p)).tags, tags.shown)
+    # `brain entity X && …`: not found is a failure a script can test (exit 1), as grep's is
+    missing = cmd.name == "entity" and not is_error and not body.get("found")
     if ns.json:
         if cmd.name == "recall" and not is_error and not ns.remote:
             _with_locations(body)
         print(json.dumps(body, indent=2, ensure_ascii=False))
-        return 1 if is_error else 0
+        return 1 if is_error or missing else 0
     if is_error:
         render.error(body, cmd)
         return 1
@@ -146,7 +151,18 @@ def _run(argv: list[str]) -> int:
     if cmd.name == "recall":
         extra["style"] = {"files": ns.files, "null": ns.null, "md": ns.md, "scores": ns.scores}
     answer_view.show(cmd.tool, body, args, **extra)
-    return 0
+    return 1 if missing else 0
+
+
+def terminal_provenance() -> str:
+    """A fact typed at the terminal comes from the person at it: `cli:<user name>`. The protocol
+    still requires provenance of every MCP caller (docs/protocol.md); this fills it in here only."""
+    import getpass
+
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):  # no name for this uid (a bare container): its number still says who
+        return f"cli:{os.getuid()}"
 
 
 class _Tags(list):

@@ -181,7 +181,7 @@ def test_demo_runs_the_readme_round_trip_in_process_and_leaves_the_folder_as_it_
 def test_entity_miss_and_a_new_delta_session_explain_themselves(tmp_path):
     brain("init", str(tmp_path / "v"), "--no-daemon", "--create", check=True)
     r = brain("entity", "Nobody Known", "--no-daemon")
-    assert r.returncode == 0 and "no such entity" in r.stdout and "brain recall" in r.stdout
+    assert r.returncode == 1 and "no such entity" in r.stdout and "brain recall" in r.stdout
     r = brain("delta", "--session", "s1", "--no-daemon")
     assert r.returncode == 0 and "first run of a new --session" in r.stdout
 
@@ -224,3 +224,29 @@ def test_config_writes_keep_comments_and_escape_every_character(tmp_path):
                                      "hooks.standing_entities": ["people/me", "projects/x"]}
     config_mod.save(path, {})
     assert tomllib.loads(path.read_text()) == {}
+
+
+def test_remember_at_the_terminal_defaults_provenance_to_the_user_but_mcp_still_must_give_it(tmp_path):
+    from conftest import facts_log_lines
+
+    brain("init", str(tmp_path / "v"), "--no-daemon", "--create", check=True)
+    env = dict(os.environ, USER="mei", LOGNAME="mei")
+    r = brain("remember", "Mei is out Friday", "--no-daemon", env=env)
+    assert r.returncode == 0 and "remembered as fact" in r.stdout, r.stderr
+    saved = [json.loads(line) for line in facts_log_lines(tmp_path / "v")]
+    assert [f.get("source") for f in saved if f.get("fact") == "Mei is out Friday"] == ["cli:mei"], saved
+    r = brain("call", "remember", '{"fact": "no source given"}', "--no-daemon")
+    assert r.returncode == 1 and "Missing required parameter: provenance" in r.stdout, r.stdout
+
+
+def test_entity_exits_1_when_nothing_is_found_and_0_when_found(tmp_path):
+    v = tmp_path / "v"
+    v.mkdir()
+    (v / "billing.md").write_text("---\ntitle: Billing\n---\nThe billing migration.\n")
+    brain("init", str(v), "--no-daemon", check=True)
+    found = brain("entity", "Billing", "--no-daemon")
+    assert found.returncode == 0 and "Billing" in found.stdout, found.stderr
+    for extra in ((), ("--json",)):
+        r = brain("entity", "Nobody Here", "--no-daemon", *extra)
+        assert r.returncode == 1 and r.stdout.strip(), (extra, r.stdout, r.stderr)
+    assert json.loads(brain("entity", "Billing", "--no-daemon", "--json").stdout)["found"] is True
