@@ -81,13 +81,15 @@ def _root(version: bool = typer.Option(False, "--version", "-V", is_eager=True, 
 
 
 @app.command()
-def init(path: Optional[Path] = typer.Argument(None, metavar="PATH", help="The vault folder (created if absent). "
+def init(path: Optional[Path] = typer.Argument(None, metavar="PATH", help="The vault folder. Absent: asks on a "
+                                              "terminal before making it, refuses elsewhere unless --create. "
                                               "Left out: on a terminal, asks whether to register the current folder."),
-         no_daemon: bool = typer.Option(False, "--no-daemon", help="only register the folder; start no daemon")):
+         no_daemon: bool = typer.Option(False, "--no-daemon", help="only register the folder; start no daemon"),
+         create: bool = typer.Option(False, "--create", help="make PATH when it does not exist, without asking")):
     """Register a folder of Markdown notes as the vault, start its daemon and build the index."""
     from .init_cmd import run_init
 
-    raise typer.Exit(run_init(path, start=not no_daemon))
+    raise typer.Exit(run_init(path, start=not no_daemon, create=create))
 
 
 config_app = typer.Typer(help="Read and change settings (config.toml).", no_args_is_help=True)

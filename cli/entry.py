@@ -62,6 +62,9 @@ def main(argv: list[str] | None = None) -> int:
     from ..daemon.private_files import restrict_umask
 
     restrict_umask()  # caches, logs and tokens are private from their first byte
+    from ..indexer.embeddings.telemetry_off import turn_off_telemetry
+
+    turn_off_telemetry(os.environ)  # before any model library starts, here or in a child
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         code = _dispatch(argv)

@@ -1,7 +1,7 @@
 """Harness integration commands: `brain hook session-start` (what a harness
-runs), `brain hooks install|uninstall claude|codex`, `brain mcp install
+runs), `brain hooks install|uninstall claude|codex`, `brain mcp install|uninstall
 claude|codex|opencode|cursor|vscode|gemini` (`brain doctor hooks` is in
-hooks_doctor).
+hooks_doctor; the uninstall in mcp_uninstall).
 
 `brain hook session-start` normally never reaches this module: `entry.py`
 sends it straight to `hooks.session_start` so a harness does not wait for
@@ -142,6 +142,12 @@ def mcp_install(harness: str, scope: str, dry_run: bool) -> int:
         return 2
     program = inst.brain_program()
     argv = mcp.mcp_add_argv(harness, program, scope)
+    from ..hooks.mcp_registered import registered
+
+    ours = {"command": program[0], "args": [*program[1:], *mcp.MCP_SERVER_ARGS]}
+    if registered(harness, scope, mcp.MCP_NAME, os.environ) == ours:
+        typer.echo(f"already registered: {h.mcp_file(os.environ)} starts brain; nothing to do.")
+        return 0
     exe = h.find_program()
     if dry_run or exe is None:
         if exe is None:
@@ -230,5 +236,21 @@ def register(app: typer.Typer) -> None:
             typer.echo("fix: use --scope user, project or local.", err=True)
             raise typer.Exit(2)
         raise typer.Exit(mcp_install(harness, scope, dry_run))
+
+    @mcp_app.command("uninstall")
+    def mcp_uninstall_cmd(harness: str = _HOST_ARG,
+                          scope: str = typer.Option("user", "--scope", help=SCOPE_HELP,
+                                                    autocompletion=completion.scopes),
+                          dry_run: bool = typer.Option(False, "--dry-run",
+                                                       help="print the command or diff; change nothing")):
+        """Undo `brain mcp install HOST`: runs `claude mcp remove` / `codex mcp remove`; takes only brain's
+        entry out of the JSON config of opencode, Cursor, VS Code and Gemini CLI (the other servers stay)."""
+        from .mcp_uninstall import mcp_uninstall
+
+        if harness not in (*HARNESSES, *FILE_HOSTS):
+            typer.echo(f"error: unknown MCP host {harness!r}.", err=True)
+            typer.echo(f"fix: use one of {MCP_HOST_HELP}.", err=True)
+            raise typer.Exit(2)
+        raise typer.Exit(mcp_uninstall(harness, scope, dry_run))
 
     app.add_typer(mcp_app, name="mcp")

@@ -17,6 +17,7 @@ import typer
 
 from ..indexer.embeddings.search_modes import MODEL_OFF
 from . import route
+from .init_folder import chosen_folder
 from .status_view import daemon_reading, duration, eta_seconds, next_step, semantic_line, semantic_progress, with_rate
 
 # how long init watches the model load before handing over with "loading"
@@ -26,9 +27,9 @@ POLL_S = 0.25
 RATE_WAIT_S = 5.0
 
 
-def run_init(path: Path | None, start: bool) -> int:
+def run_init(path: Path | None, start: bool, create: bool = False) -> int:
     p = route.places()
-    vault = _chosen_folder(path)
+    vault = chosen_folder(path, create)
     if vault is None:
         return 1
     from ..daemon.private_files import private_dir
@@ -41,28 +42,6 @@ def run_init(path: Path | None, start: bool) -> int:
                        err=True)
             return 1
         return _register(p, vault, start)
-
-
-def _chosen_folder(path: Path | None) -> Path | None:
-    """The folder to register. Without PATH: ask on a terminal; refuse elsewhere (a script
-    run from ~ would index every Markdown file under it), and never take ~ or / unasked."""
-    if path is not None:
-        return path.expanduser().resolve()
-    here = Path.cwd().resolve()
-    if here in (Path.home().resolve(), Path(here.anchor)):
-        typer.echo(f"error: brain init without a folder would register {here}, every Markdown file under it.",
-                   err=True)
-        typer.echo("fix: name your notes folder, e.g. `brain init ~/notes`.", err=True)
-        return None
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        typer.echo("error: brain init needs the folder of your notes.", err=True)
-        typer.echo(f"fix: `brain init PATH`, e.g. `brain init ~/notes`; `brain init .` registers {here}.", err=True)
-        return None
-    files = sum(1 for _ in here.rglob("*.md"))
-    if not typer.confirm(f"Register {here} ({files:,} Markdown files) as your notes folder?", default=False):
-        typer.echo("nothing was registered; `brain init PATH` names another folder.")
-        return None
-    return here
 
 
 class InitLock:
@@ -99,14 +78,19 @@ def _register(p, vault: Path, start: bool) -> int:
     from ..daemon import config as config_mod
     from ..indexer.vault.timestamps import now_iso
 
-    if vault.exists() and not vault.is_dir():
+    if vault.exists() and not vault.is_dir():  # made a file since it was chosen
         typer.echo(f"error: {vault} is a file, not a folder.", err=True)
-        typer.echo("fix: pass a folder (it is created if it does not exist).", err=True)
+        typer.echo("fix: name the folder of your Markdown notes, e.g. `brain init ~/notes`.", err=True)
         return 1
     from ..daemon.private_files import private_dir, user_umask
 
-    if not vault.exists():  # the notes folder is the person's: their umask, not brain's private one
-        vault.mkdir(parents=True)
+    if not vault.exists():  # asked for (chosen_folder); the person's folder: their umask, not brain's private one
+        try:
+            vault.mkdir(parents=True)
+        except OSError as e:
+            typer.echo(f"error: could not make {vault}: {e.strerror or e}.", err=True)
+            typer.echo("fix: name a folder you can write to, e.g. `brain init ~/notes --create`.", err=True)
+            return 1
         os.chmod(vault, 0o777 & ~user_umask())
     from ..indexer.vault.brain_folder import BrainFolderError, brain_folder
 

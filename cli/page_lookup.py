@@ -89,6 +89,10 @@ class Pages:
             shown = str(full)
         return f"{shown}:{self._line_of(full, passage)}"
 
+    def line_of(self, rel: str, passage: str | None) -> int:
+        """The line of the vault-relative file `rel` where `passage` starts (1 when not found)."""
+        return self._line_of(self.vault / rel, passage)
+
     def _line_of(self, full: Path, passage: str | None) -> int:
         first = next((ln.strip() for ln in (passage or "").splitlines() if ln.strip()), "")
         if not first or not self._inside(str(full.relative_to(self.vault))):

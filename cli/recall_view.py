@@ -1,6 +1,6 @@
 """How `brain recall` prints: facts, then pages as `path:line  Title  (label)` with the
 passage that matched; `--scores` adds each page's score, `--files` prints only the
-files (for scripts), `--md` the whole answer as Markdown."""
+files (for scripts; `-0` ends each with a NUL for `xargs -0`), `--md` the whole answer as Markdown."""
 
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ def match_label(r: dict, scores: bool = False) -> str:
 def show_recall(b: dict, args: dict, paths: dict | None = None, style: dict | None = None) -> None:
     style = style or {}
     paths = paths or {}
-    if style.get("files"):
-        _recall_files(b, paths)
+    if style.get("files") or style.get("null"):
+        _recall_files(b, paths, "\0" if style.get("null") else "\n")
         return
     if style.get("md"):
         _recall_md(b, args, paths, bool(style.get("scores")))
@@ -66,14 +66,15 @@ def show_recall(b: dict, args: dict, paths: dict | None = None, style: dict | No
                     "dim", on))
 
 
-def _recall_files(b: dict, paths: dict) -> None:
-    """One file a line, best first, each once: `brain recall Q --files | xargs $EDITOR`."""
+def _recall_files(b: dict, paths: dict, end: str = "\n") -> None:
+    """One file a line, best first, each once: `brain recall Q --files | xargs $EDITOR`;
+    with `end` a NUL, `--files -0 | xargs -0` keeps names with spaces (Obsidian's) whole."""
     shown: set[str] = set()
     for r in b.get("results") or []:
         path = (paths.get(r["slug"]) or r["slug"]).rsplit(":", 1)[0]
         if path not in shown:
             shown.add(path)
-            print(path)
+            print(path, end=end)
 
 
 def _recall_md(b: dict, args: dict, paths: dict, scores: bool) -> None:

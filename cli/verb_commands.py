@@ -104,7 +104,8 @@ def add_options(p, cmd: Command, with_help: bool = False):
 
 
 COMMON = (
-    Opt(("--json",), None, "flag", "print the exact response envelope (JSON)"),
+    Opt(("--json",), None, "flag", "print the exact response envelope (JSON); recall's pages also carry "
+        "their vault path and line"),
     Opt(("--no-daemon",), None, "flag", "run in this process, not through the daemon"),
     Opt(("--remote",), None, "str", "call the remote brain of this name (see `brain connect --list`)"),
 )
@@ -147,11 +148,14 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
         Opt(("--supersessions",), "supersessions", "flag"),
         Opt(("--scores",), None, "flag", "show each page's score (1.0 = the best match) beside its label"),
         Opt(("--files",), None, "flag", "print only the matching pages' file paths, one a line (for scripts)"),
+        Opt(("--null",), None, "flag", "(or -0) with --files: end each path with a NUL byte, not a newline "
+            "(for `xargs -0`: names with spaces)"),
         Opt(("--md",), None, "flag", "print the answer as Markdown (facts, then pages with their passages)"),
     )),
     Command("remember", "remember", (
         Opt(("FACT",), "fact"),
-        Opt(("--provenance", "-p"), "provenance", required=True),
+        Opt(("--provenance", "-p"), "provenance", help="where the fact comes from (default at the terminal: "
+            "cli:<your user name>; MCP callers always give it)"),
         Opt(("--entity", "-e"), "entity"),
         Opt(("--kind", "-k"), "kind"),
         Opt(("--visibility",), "visibility"),
@@ -162,7 +166,9 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
         Opt(("ID",), "id", help="the fact's number: what remember printed, or #id from recall"),
         Opt(("--reason",), "reason"),
     )),
-    Command("entity", "entity", (Opt(("NAME",), "name"),)),
+    Command("entity", "entity", (Opt(("NAME",), "name"),),
+            summary="One entity's card: aliases, summary, open threads, edges, counts; exits 1 when no entity "
+                    "has that name"),
     Command("context", "context_pack", (
         Opt(("ENTITIES",), "entities", help="comma-separated entities; left out: what the session-start hook "
             "injects here (hooks.standing_entities, then this git repository's project)",
@@ -201,4 +207,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
 ENUM_PARAMS = {"kind", "visibility"}
 
 # flags that take a date a person types; the CLI sends the wire an ISO instant
+# Short flags argparse cannot declare: a parser with a `-0` option reads every negative
+# number as an option, and `--budget -1` would lose its value (and its clear error).
+NUMBER_LIKE_FLAGS = {"recall": {"-0": "--null"}}
+
 HUMAN_SINCE = {("recall", "since"), ("context", "since"), ("delta", "since")}

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from . import answer_view, render
-from .verb_commands import COMMANDS, HUMAN_SINCE, RECALL_LIMIT, Command, add_options
+from .verb_commands import COMMANDS, HUMAN_SINCE, NUMBER_LIKE_FLAGS, RECALL_LIMIT, Command, add_options
 
 ENTITY_FACTS = 10  # facts a terminal card shows, newest first
 
@@ -96,6 +97,8 @@ def run(argv: list[str]) -> int:
 
 def _run(argv: list[str]) -> int:
     cmd = COMMANDS[argv[0]]
+    spelled = NUMBER_LIKE_FLAGS.get(cmd.name, {})
+    argv = [argv[0], *(spelled.get(a, a) for a in argv[1:])]
     bad = unknown_flag(cmd, argv[1:])
     if bad:
         raise bad
@@ -108,6 +111,8 @@ def _run(argv: list[str]) -> int:
         return get_page(ns.page, no_daemon=ns.no_daemon, json_out=ns.json) if cmd.name == "get" \
             else open_page(ns.page)
     args = to_args(cmd, ns)
+    if cmd.name == "remember" and args.get("provenance") is None:
+        args["provenance"] = terminal_provenance()
     _check(cmd, args)
     if cmd.name == "context" and not args.get("entities"):
         # the note goes beside --json's output, never into it
@@ -131,18 +136,33 @@ def _run(argv: list[str]) -> int:
 
         p = places()
         keep_tagged(body, tags, Pages.of(p, vault_path(p)).tags, tags.shown)
+    # `brain entity X && …`: not found is a failure a script can test (exit 1), as grep's is
+    missing = cmd.name == "entity" and not is_error and not body.get("found")
     if ns.json:
+        if cmd.name == "recall" and not is_error and not ns.remote:
+            _with_locations(body)
         print(json.dumps(body, indent=2, ensure_ascii=False))
-        return 1 if is_error else 0
+        return 1 if is_error or missing else 0
     if is_error:
         render.error(body, cmd)
         return 1
     seen = dict(args, _no_daemon=ns.no_daemon, _remote=ns.remote)
     extra = _lookups(cmd, body, seen)
     if cmd.name == "recall":
-        extra["style"] = {"files": ns.files, "md": ns.md, "scores": ns.scores}
+        extra["style"] = {"files": ns.files, "null": ns.null, "md": ns.md, "scores": ns.scores}
     answer_view.show(cmd.tool, body, args, **extra)
-    return 0
+    return 1 if missing else 0
+
+
+def terminal_provenance() -> str:
+    """A fact typed at the terminal comes from the person at it: `cli:<user name>`. The protocol
+    still requires provenance of every MCP caller (docs/protocol.md); this fills it in here only."""
+    import getpass
+
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):  # no name for this uid (a bare container): its number still says who
+        return f"cli:{os.getuid()}"
 
 
 class _Tags(list):
@@ -213,6 +233,28 @@ def _lookups(cmd: Command, body: dict, args: dict) -> dict:
         return {"paths": {r["slug"]: pages.location(rel[r["slug"]], r.get("chunk")) for r in results
                           if r["slug"] in rel}}
     return {"near": pages.near(args["name"])}
+
+
+def _with_locations(body: dict) -> None:
+    """Each recall result gains `path` (vault-relative) and `line` (where its passage starts),
+    for `jq` and editors. Only here, in the CLI's JSON: the recall verb's wire format is the
+    protocol's (docs/protocol.md) and a remote caller has no use for this machine's paths."""
+    results = body.get("results") or []
+    if not results:
+        return
+    from .page_lookup import Pages
+    from .route import NoVault, places, vault_path
+
+    p = places()
+    try:
+        pages = Pages.of(p, vault_path(p))
+    except NoVault:
+        return
+    rel = pages.paths(r["slug"] for r in results)
+    for r in results:
+        if r["slug"] in rel:
+            r["path"] = rel[r["slug"]]
+            r["line"] = pages.line_of(rel[r["slug"]], r.get("chunk"))
 
 
 def _entity_facts(slug: str, args: dict) -> list[dict]:

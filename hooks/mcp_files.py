@@ -139,3 +139,32 @@ def plan(host: FileHost, scope: str, argv: list[str], cwd: Path | None = None, e
         return []
     what = "brain" if name == MCP_NAME else f"the remote brain {name!r}"
     return [Change(path, old, new, f"register {what} with {host.label} in {path}")]
+
+
+def remove_server(host: FileHost, text: str | None, label: str = "the file", name: str = MCP_NAME) -> str | None:
+    """`text` without our server entry `name` (every other byte as it was), or None when
+    the file holds no such entry. An emptied servers object stays: the user may have made it."""
+    if text is None or not text.strip():
+        return None
+    try:
+        blank = js.blank_comments(text)
+    except ValueError as e:
+        raise InstallError(f"{label} does not parse ({e}); fix it, nothing was changed.") from None
+    root = _root(blank, label)
+    servers = _servers(host, blank, root, label)
+    if servers is None or servers.get(name) is None:
+        return None
+    try:
+        return js.carry(text, blank, js.remove_member(blank, servers, name))
+    except ValueError as e:
+        raise InstallError(f"{label}: {e}; remove the entry by hand, nothing was changed.") from None
+
+
+def unplan(host: FileHost, scope: str, cwd: Path | None = None, environ=None) -> list[Change]:
+    """The edit that takes brain's entry out of the host's file ([] when it holds none)."""
+    path = host.path(scope, cwd, environ)
+    old = read_text(path)
+    new = remove_server(host, old, str(path))
+    if new is None or new == old:
+        return []
+    return [Change(path, old, new, f"remove brain from {host.label}'s servers in {path}")]

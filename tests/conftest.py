@@ -31,6 +31,12 @@ def brain_home(monkeypatch):
     monkeypatch.setenv("BRAIN_MODEL_CACHE", str(MODEL_CACHE))
     monkeypatch.delenv("BRAIN_VAULT", raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    # a model loaded in the test process writes nothing under the real HOME either
+    # (the entry points set these for brain's own processes: indexer/embeddings/telemetry_off.py)
+    from brain.indexer.embeddings.telemetry_off import TELEMETRY_OFF
+
+    for name, value in TELEMETRY_OFF.items():
+        monkeypatch.setenv(name, value)
     yield home
     # a daemon a test started (`brain init`, any verb) must not outlive it
     from brain.daemon.places import Places

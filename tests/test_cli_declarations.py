@@ -69,7 +69,7 @@ def test_enum_params_are_the_enums_the_tools_declare():
 def test_remember_declares_the_session_id_it_reads(tmp_path):
     assert "session_id" in {p.name for p in td.REMEMBER.params}
     run = lambda *a: subprocess.run([sys.executable, "-m", "brain.cli.entry", *a], capture_output=True, text=True)
-    assert run("init", str(tmp_path / "v"), "--no-daemon").returncode == 0
+    assert run("init", str(tmp_path / "v"), "--no-daemon", "--create").returncode == 0
     assert run("remember", "Tea at four", "-p", "user", "--session", "s-1", "--no-daemon").returncode == 0
     r = run("recall", "--session", "s-1", "--no-daemon")
     assert "Tea at four" in r.stdout, r.stderr

@@ -95,3 +95,37 @@ def test_a_second_init_while_one_runs_fails_and_names_the_first(tmp_path, brain_
     assert str(second) not in config_text(brain_home) and not (second / ".brain").exists()
     r = brain("init", str(second), "--no-daemon", cwd=tmp_path)  # once it is done, the next one runs
     assert r.returncode == 0 and str(second) in config_text(brain_home)
+
+
+def test_init_on_a_missing_folder_off_a_terminal_refuses_and_keeps_the_vault(tmp_path, brain_home):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    assert brain("init", str(notes), "--no-daemon", cwd=tmp_path).returncode == 0
+    typo = tmp_path / "Notes"
+    r = brain("init", str(typo), "--no-daemon", cwd=tmp_path)
+    assert r.returncode == 1 and f"{typo} does not exist (did you mean {notes}?)" in r.stderr, r.stderr
+    assert f"brain init {typo} --create" in r.stderr and "Traceback" not in r.stderr
+    assert not typo.exists() and f'"{notes}"' in config_text(brain_home)
+
+
+def test_init_on_a_missing_folder_asks_on_a_terminal_and_create_makes_it(tmp_path, brain_home):
+    wanted = tmp_path / "new-notes"
+    code, out = _on_a_terminal(["init", str(wanted), "--no-daemon"], tmp_path, b"n\n")
+    assert code == 1 and f"{wanted} does not exist. Create it as an empty notes folder" in out, out
+    assert not wanted.exists() and "vault" not in config_text(brain_home)
+    code, out = _on_a_terminal(["init", str(wanted), "--no-daemon"], tmp_path, b"y\n")
+    assert code == 0 and wanted.is_dir() and f"vault: {wanted}" in out, out
+    other = tmp_path / "made" / "by-flag"
+    r = brain("init", str(other), "--no-daemon", "--create", cwd=tmp_path)
+    assert r.returncode == 0 and other.is_dir() and str(other) in config_text(brain_home), r.stderr
+
+
+def test_init_refuses_folders_that_cannot_hold_notes_with_the_reason(tmp_path, brain_home):
+    a_file = tmp_path / "notes.md"
+    a_file.write_text("# not a folder\n")
+    for path, reason in (("/", "root of the file system"), ("/proc", "system folder"),
+                         ("/proc/self", "system folder"), (str(a_file), "is a file, not a folder")):
+        r = brain("init", path, "--no-daemon", "--create", cwd=tmp_path)
+        assert r.returncode == 1 and reason in r.stderr and "fix: " in r.stderr, (path, r.stderr)
+        assert "Traceback" not in r.stderr and "No such file" not in r.stderr, r.stderr
+    assert "vault" not in config_text(brain_home) and not Path("/proc/.brain").exists()

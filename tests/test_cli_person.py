@@ -123,7 +123,7 @@ def test_did_you_mean_for_flags_commands_and_entities(vault):
     assert r.returncode == 2 and "did you mean `brain recall`?" in r.stderr
     brain("index", "-q", "--keyword-only")
     r = brain("entity", "canvs lee", "--no-daemon")
-    assert r.returncode == 0 and "people/canvas-lee" in r.stdout and "did you mean" in r.stdout
+    assert r.returncode == 1 and "people/canvas-lee" in r.stdout and "did you mean" in r.stdout
 
 
 def test_an_entity_miss_suggests_names_not_pages_that_merely_mention_the_words(vault):
@@ -133,7 +133,7 @@ def test_an_entity_miss_suggests_names_not_pages_that_merely_mention_the_words(v
     body = json.loads(brain("call", "entity", '{"name": "people/me"}', "--no-daemon").stdout)
     assert "companies/acme" in [s["slug"] for s in body["suggestions"]]  # the search's near miss, for agents
     r = brain("entity", "people/me", "--no-daemon")
-    assert r.returncode == 0 and "no such entity 'people/me'" in r.stdout
+    assert r.returncode == 1 and "no such entity 'people/me'" in r.stdout
     assert "companies/acme" not in r.stdout  # a person is shown names like the one typed
     assert "did you mean" not in r.stdout  # and "me" is too short to be a misspelling of anything
     r = brain("entity", "people/canvs-lee", "--no-daemon")

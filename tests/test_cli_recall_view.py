@@ -77,3 +77,26 @@ def test_from_outside_the_vault_locations_are_absolute(vault, tmp_path):
     elsewhere.mkdir()
     out = brain("recall", "cut-over", "--files", cwd=elsewhere)
     assert out.splitlines()[0] == str(vault / "projects" / "ledger.md")
+
+
+def test_files_null_separated_keep_names_with_spaces_whole(vault, tmp_path):
+    (vault / "weekly.md").rename(vault / "Weekly Notes.md")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = brain("recall", "cut-over", "--files", "-0", cwd=elsewhere)
+    assert out == f"{vault / 'projects' / 'ledger.md'}\0{vault / 'Weekly Notes.md'}\0"
+    assert brain("recall", "cut-over", "--files", "--null", cwd=vault) == "projects/ledger.md\0Weekly Notes.md\0"
+    # what a script does with it: every file opens, the one with spaces too
+    xargs = subprocess.run(f"{' '.join(BRAIN)} recall cut-over --files -0 --no-daemon | xargs -0 wc -l",
+                           shell=True, capture_output=True, text=True, timeout=120, cwd=str(elsewhere))
+    assert xargs.returncode == 0 and "Weekly Notes.md" in xargs.stdout and "No such file" not in xargs.stderr
+
+
+def test_json_results_carry_vault_path_and_line_but_the_wire_does_not(vault):
+    import json
+
+    body = json.loads(brain("recall", "cut-over", "--json", cwd=vault))
+    where = {r["slug"]: (r["path"], r["line"]) for r in body["results"]}
+    assert sorted(where.values()) == [("projects/ledger.md", 10), ("weekly.md", 3)], where
+    wire = json.loads(brain("call", "recall", '{"query": "cut-over"}', cwd=vault))
+    assert wire["results"] and all("path" not in r and "line" not in r for r in wire["results"])

@@ -17,7 +17,7 @@ def brain(*args, env=None, check=False):
 
 def test_quickstart_round_trip(tmp_path, brain_home):
     vault = tmp_path / "notes"
-    out = brain("init", str(vault), "--no-daemon")
+    out = brain("init", str(vault), "--no-daemon", "--create")
     assert out.returncode == 0, out.stderr
     assert (vault / ".brain").is_dir() and str(vault) in out.stdout
     r = brain("remember", "I prefer dark mode in every editor", "--provenance", "demo",
@@ -36,7 +36,7 @@ def test_quickstart_round_trip(tmp_path, brain_home):
 
 
 def test_protocol_error_goes_to_stderr_with_fix_and_nonzero_exit(tmp_path):
-    brain("init", str(tmp_path / "v"), "--no-daemon", check=True)
+    brain("init", str(tmp_path / "v"), "--no-daemon", "--create", check=True)
     r = brain("remember", "x", "--provenance", " ", "--no-daemon")
     assert r.returncode == 1 and r.stdout == ""
     # in the words of the command line: the flag, not the wire's error code
@@ -46,7 +46,7 @@ def test_protocol_error_goes_to_stderr_with_fix_and_nonzero_exit(tmp_path):
 
 
 def test_call_prints_the_raw_envelope(tmp_path):
-    brain("init", str(tmp_path / "v"), "--no-daemon", check=True)
+    brain("init", str(tmp_path / "v"), "--no-daemon", "--create", check=True)
     r = brain("call", "forget", '{"id": "people/alice"}', "--no-daemon")
     assert r.returncode == 1
     assert json.loads(r.stdout)["error"] == "not_found"
@@ -60,7 +60,7 @@ def test_no_vault_says_how_to_make_one():
 
 
 def test_brain_vault_env_overrides_config(tmp_path):
-    brain("init", str(tmp_path / "a"), "--no-daemon", check=True)
+    brain("init", str(tmp_path / "a"), "--no-daemon", "--create", check=True)
     env = dict(os.environ, BRAIN_VAULT=str(tmp_path / "b"))
     (tmp_path / "b").mkdir()
     brain("remember", "only in b", "--provenance", "t", "--no-daemon", env=env, check=True)
@@ -104,7 +104,7 @@ def test_config_unset_restores_the_default():
 
 
 def test_a_broken_config_file_is_an_error_with_a_fix_not_a_traceback(tmp_path, brain_home):
-    brain("init", str(tmp_path / "v"), "--no-daemon", check=True)
+    brain("init", str(tmp_path / "v"), "--no-daemon", "--create", check=True)
     config_file = next(brain_home.rglob("config.toml"))
     config_file.write_text("vault = [broken\n")
     for argv in (["status"], ["config", "list"], ["doctor"], ["recall", "--no-daemon"]):
@@ -151,7 +151,7 @@ def test_recall_with_a_query_labels_facts_and_pages(tmp_path):
 
 
 def test_doctor_names_its_areas_and_an_unknown_one_gets_a_fix(tmp_path):
-    brain("init", str(tmp_path / "v"), "--no-daemon", check=True)
+    brain("init", str(tmp_path / "v"), "--no-daemon", "--create", check=True)
     r = brain("doctor", "nope")
     assert r.returncode == 2 and "fix:" in r.stderr and "model" in r.stderr
     brain("config", "set", "embeddings.enabled", "false", check=True)
@@ -179,15 +179,15 @@ def test_demo_runs_the_readme_round_trip_in_process_and_leaves_the_folder_as_it_
 
 
 def test_entity_miss_and_a_new_delta_session_explain_themselves(tmp_path):
-    brain("init", str(tmp_path / "v"), "--no-daemon", check=True)
+    brain("init", str(tmp_path / "v"), "--no-daemon", "--create", check=True)
     r = brain("entity", "Nobody Known", "--no-daemon")
-    assert r.returncode == 0 and "no such entity" in r.stdout and "brain recall" in r.stdout
+    assert r.returncode == 1 and "no such entity" in r.stdout and "brain recall" in r.stdout
     r = brain("delta", "--session", "s1", "--no-daemon")
     assert r.returncode == 0 and "first run of a new --session" in r.stdout
 
 
 def test_cli_refuses_inputs_the_verb_would_silently_ignore(tmp_path):
-    brain("init", str(tmp_path / "v"), "--no-daemon", check=True)
+    brain("init", str(tmp_path / "v"), "--no-daemon", "--create", check=True)
     r = brain("recall", "--since", "garbage", "--no-daemon")
     assert r.returncode == 2 and "2 weeks ago" in r.stderr and r.stdout == ""
     r = brain("recall", "--budget", "-1", "--no-daemon")
@@ -198,7 +198,7 @@ def test_cli_refuses_inputs_the_verb_would_silently_ignore(tmp_path):
 
 
 def test_status_never_creates_a_missing_vault(tmp_path):
-    brain("init", str(tmp_path / "v"), "--no-daemon", check=True)
+    brain("init", str(tmp_path / "v"), "--no-daemon", "--create", check=True)
     missing = tmp_path / "typo"
     r = brain("status", env=dict(os.environ, BRAIN_VAULT=str(missing)))
     assert r.returncode == 1 and "not a folder" in r.stderr and "brain init" in r.stderr
@@ -224,3 +224,29 @@ def test_config_writes_keep_comments_and_escape_every_character(tmp_path):
                                      "hooks.standing_entities": ["people/me", "projects/x"]}
     config_mod.save(path, {})
     assert tomllib.loads(path.read_text()) == {}
+
+
+def test_remember_at_the_terminal_defaults_provenance_to_the_user_but_mcp_still_must_give_it(tmp_path):
+    from conftest import facts_log_lines
+
+    brain("init", str(tmp_path / "v"), "--no-daemon", "--create", check=True)
+    env = dict(os.environ, USER="mei", LOGNAME="mei")
+    r = brain("remember", "Mei is out Friday", "--no-daemon", env=env)
+    assert r.returncode == 0 and "remembered as fact" in r.stdout, r.stderr
+    saved = [json.loads(line) for line in facts_log_lines(tmp_path / "v")]
+    assert [f.get("source") for f in saved if f.get("fact") == "Mei is out Friday"] == ["cli:mei"], saved
+    r = brain("call", "remember", '{"fact": "no source given"}', "--no-daemon")
+    assert r.returncode == 1 and "Missing required parameter: provenance" in r.stdout, r.stdout
+
+
+def test_entity_exits_1_when_nothing_is_found_and_0_when_found(tmp_path):
+    v = tmp_path / "v"
+    v.mkdir()
+    (v / "billing.md").write_text("---\ntitle: Billing\n---\nThe billing migration.\n")
+    brain("init", str(v), "--no-daemon", check=True)
+    found = brain("entity", "Billing", "--no-daemon")
+    assert found.returncode == 0 and "Billing" in found.stdout, found.stderr
+    for extra in ((), ("--json",)):
+        r = brain("entity", "Nobody Here", "--no-daemon", *extra)
+        assert r.returncode == 1 and r.stdout.strip(), (extra, r.stdout, r.stderr)
+    assert json.loads(brain("entity", "Billing", "--no-daemon", "--json").stdout)["found"] is True

@@ -83,7 +83,7 @@ def test_init_names_each_step_of_a_model_load_and_nothing_once_it_is_off():
 def test_status_without_a_daemon_says_off_too(env, tmp_path):
     (tmp_path / "v").mkdir()
     (tmp_path / "v" / "a.md").write_text("# A\n\nText.\n")
-    assert brain(env, "init", str(tmp_path / "v"), "--no-daemon").returncode == 0
+    assert brain(env, "init", str(tmp_path / "v"), "--no-daemon", "--create").returncode == 0
     assert brain(env, "config", "set", "embeddings.enabled", "false").returncode == 0
     r = brain(env, "status")
     assert r.returncode == 0 and f"semantic search: {OFF_TEXT}" in r.stdout, r.stdout

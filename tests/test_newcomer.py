@@ -121,7 +121,7 @@ def test_switching_vaults_stops_the_old_daemon_and_none_is_lost(env, tmp_path):
 def test_status_before_the_first_index_names_the_next_step(env, tmp_path):
     (tmp_path / "v").mkdir()
     (tmp_path / "v" / "a.md").write_text("# A\n\nText.\n")
-    assert brain(env, "init", str(tmp_path / "v"), "--no-daemon").returncode == 0
+    assert brain(env, "init", str(tmp_path / "v"), "--no-daemon", "--create").returncode == 0
     r = brain(env, "status")
     assert r.returncode == 0 and "keyword search: not built yet" in r.stdout
     assert "next: `brain daemon start`" in r.stdout, r.stdout

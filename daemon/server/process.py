@@ -35,6 +35,7 @@ from ... import __version__
 from .. import config as config_mod
 from ..places import Places
 from ..private_files import private_roots, repair_modes, restrict_umask
+from ...indexer.embeddings.telemetry_off import turn_off_telemetry
 from ...indexer.vault.timestamps import now_iso
 from ..rendezvous import EXIT_ALREADY_RUNNING, log_path, pid_path, read_pid_file
 
@@ -390,6 +391,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--foreground", action="store_true", help="also log to stderr")
     ns = ap.parse_args(argv)
     restrict_umask()
+    turn_off_telemetry(os.environ)  # before the model loads: the libraries read it once, at start
     places = Places.from_env()
     cfg = config_mod.load(places.config_file)
     return run_daemon(places, Path(ns.vault), cfg, foreground=ns.foreground)

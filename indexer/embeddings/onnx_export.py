@@ -29,6 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .minilm import MANIFEST, MINILM_NAME, model_id, package_version
+from .telemetry_off import turn_off_telemetry
 
 EXPORT_FORMAT = 1       # bump whenever the exported graph or the manifest changes
 OPSET = 17
@@ -102,7 +103,8 @@ def run_child(module: str, folder: Path, what: str, timeout_s: float, cancel: th
     stay in the daemon) and wait for it. Raises ExportCancelled when `cancel` is set meanwhile
     (the child is ended), ExportFailed with the child's last error line, or `what` took too long
     or exited with its code."""
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    env = dict(os.environ)
+    turn_off_telemetry(env)  # whoever started the daemon, the child's libraries write nothing of their own
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen([sys.executable, "-m", f"brain.indexer.embeddings.{module}", str(folder)], env=env,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
