@@ -28,8 +28,9 @@ log = logging.getLogger("brain.facts")
 
 # A file written again within one tick of the file system's clock keeps its mtime and ctime: an older
 # copy of the same length put in place just after our read has the stat we recorded. So a stat this
-# recent proves nothing and the bytes are hashed (git's "racily clean" rule).
-RACY_S = 1.0
+# recent proves nothing and the bytes are hashed (git's "racily clean" rule). 50 ms covers a coarse
+# kernel clock (4-10 ms ticks); the cost is a hash of the log per read during a burst of writes.
+RACY_S = 0.05
 
 
 def _racy(stat_key: str) -> bool:
