@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 
 import typer
 
 from ..hooks.harnesses import HARNESSES
 from ..hooks.mcp_files import FILE_HOSTS
 from . import completion, route
+from .harness_run import run_harness
 from .hooks_doctor import deadline_ms as _deadline_ms  # importing it registers `brain doctor hooks`
 
 
@@ -163,16 +163,10 @@ def mcp_install(harness: str, scope: str, dry_run: bool) -> int:
                        "or add the block above to its config by hand.", err=True)
             return 1
         return 0
-    typer.echo(f"$ {shlex.join(argv)}")
-    try:
-        r = subprocess.run([exe, *argv[1:]], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        typer.echo(f"error: {argv[0]} mcp add failed: {e}", err=True)
+    r = run_harness(exe, argv, f"{argv[0]} mcp add")
+    if r is None:
         return 1
-    if r.stdout:
-        typer.echo(r.stdout, nl=False)
     if r.returncode != 0:
-        typer.echo(r.stderr, err=True, nl=False)
         again = h.mcp_remove(mcp.MCP_NAME, scope)
         typer.echo(f"fix: if brain is already registered, remove it first (`{again}`) and run this again.", err=True)
         return r.returncode

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 
 import typer
 
 from ..hooks.harnesses import HARNESSES
+from .harness_run import run_harness
 from ..hooks.mcp_files import FILE_HOSTS, FILE_SCOPES
 
 
@@ -75,16 +75,7 @@ def _cli_uninstall(name: str, scope: str, dry_run: bool) -> int:
         typer.echo(f"fix: run `{command}` where {h.program} is installed, or delete the `brain` server from "
                    f"{h.mcp_file(os.environ)} by hand.", err=True)
         return 1
-    typer.echo(f"$ {command}")
-    argv = shlex.split(command)
-    try:
-        r = subprocess.run([exe, *argv[1:]], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        typer.echo(f"error: {command} failed: {e}", err=True)
+    r = run_harness(exe, shlex.split(command), command)
+    if r is None:
         return 1
-    if r.stdout:
-        typer.echo(r.stdout, nl=False)
-    if r.returncode != 0:
-        typer.echo(r.stderr, err=True, nl=False)
-        return r.returncode
-    return 0
+    return r.returncode
