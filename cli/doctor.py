@@ -221,8 +221,9 @@ def _acknowledged(ctx: DoctorContext, sources):
                 held.add(line_digest(raw))
                 if rec["op"] == "insert":
                     texts.setdefault(rec["id"], set()).add(rec.get("fact"))
+    acked = journal.lines()
     missing, renamed = 0, []
-    for raw in journal.lines():
+    for raw in acked:
         if line_digest(raw) not in held:
             missing += 1
         try:
@@ -240,8 +241,8 @@ def _acknowledged(ctx: DoctorContext, sources):
     for fid in renamed[:10]:
         yield ("fail", "ids naming two texts", f"fact #{fid} was acknowledged for one text and a log gives it "
                                                "another; the line this device wrote keeps the id")
-    if not missing and not renamed and journal.lines():
-        yield ("ok", "acknowledged facts", f"every one of the last {len(journal.lines())} line(s) this device "
+    if not missing and not renamed and acked:
+        yield ("ok", "acknowledged facts", f"every one of the last {len(acked)} line(s) this device "
                                            "acknowledged is in its log, under its own id")
     done = restorations(ctx.places.cache_dir(ctx.vault) / "facts.sqlite")
     if done:

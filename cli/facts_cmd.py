@@ -76,38 +76,15 @@ def register(app) -> None:
             print(line)
 
 
-def _unfiled_from_caches(places, vault) -> list[tuple[str, int]] | None:
-    """(entity slug, active facts) with no page, read from the caches without the daemon; None
-    when there is no cache to read yet."""
-    import sqlite3
-
-    from .page_lookup import Pages
-
-    cache = places.cache_dir(vault) / "facts.sqlite"
-    if not cache.exists():
-        return None
-    try:
-        db = sqlite3.connect(f"file:{cache}?mode=ro", uri=True, timeout=5)
-        try:
-            rows = db.execute("SELECT entity_slug, COUNT(*) FROM facts WHERE entity_slug IS NOT NULL AND "
-                              "expired_at IS NULL GROUP BY entity_slug ORDER BY entity_slug").fetchall()
-        finally:
-            db.close()
-    except sqlite3.Error:
-        return None
-    pages = Pages.of(places, vault)
-    known: set[str] = set()
-    names = [r[0] for r in rows]
-    for i in range(0, len(names), 500):
-        known.update(pages.paths(names[i:i + 500]))
-    return [(str(name), int(n)) for name, n in rows if name not in known]
-
-
 def _entities_check(ctx):
     """Facts filed under a name that leads to no page (docs/architecture.md, "Entity identity")."""
     if ctx.vault is None or not ctx.vault.is_dir():
         return
-    unfiled = _unfiled_from_caches(ctx.places, ctx.vault)
+    from ..daemon.facts.home_rows import unfiled_in_cache
+    from .page_lookup import Pages
+
+    pages = Pages.of(ctx.places, ctx.vault)
+    unfiled = unfiled_in_cache(ctx.places.cache_dir(ctx.vault) / "facts.sqlite", pages.paths)
     if unfiled is None:
         return
     if not unfiled:

@@ -1,4 +1,5 @@
-"""Running a harness's own CLI (`claude mcp add …`, `codex mcp remove …`) where the user sees it."""
+"""What `brain mcp install` and `brain mcp uninstall` share: running a harness's own CLI (`claude mcp add
+…`, `codex mcp remove …`) where the user sees it, a file host's scope, and a plan shown or applied."""
 
 from __future__ import annotations
 
@@ -22,3 +23,27 @@ def run_harness(exe: str, argv: list[str], what: str) -> "subprocess.CompletedPr
     if r.returncode != 0:
         typer.echo(r.stderr, err=True, nl=False)
     return r
+
+
+def file_scope_refused(host, scope: str) -> bool:
+    """Say so, and True, when a host that keeps its MCP servers in a file has no such scope."""
+    from ..hooks.mcp_files import FILE_SCOPES
+
+    if scope in FILE_SCOPES:
+        return False
+    typer.echo(f"error: {host.label} has no {scope} scope.", err=True)
+    typer.echo("fix: use --scope user (every project) or --scope project (this repository).", err=True)
+    return True
+
+
+def show_plan(changes, dry_run: bool) -> None:
+    """The changes as diffs (`dry_run`), or applied, each file backed up first."""
+    from ..hooks import install as inst
+
+    if dry_run:
+        for ch in changes:
+            typer.echo(inst.diff(ch), nl=False)
+        typer.echo("dry run: nothing was written.")
+        return
+    for line in inst.apply(changes):
+        typer.echo(line)

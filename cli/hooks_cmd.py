@@ -18,7 +18,7 @@ import typer
 from ..hooks.harnesses import HARNESSES
 from ..hooks.mcp_files import FILE_HOSTS
 from . import completion, route
-from .harness_run import run_harness
+from .harness_run import file_scope_refused, run_harness, show_plan
 from .hooks_doctor import deadline_ms as _deadline_ms  # importing it registers `brain doctor hooks`
 
 
@@ -41,18 +41,6 @@ def _harness(name: str) -> str:
     return name
 
 
-def _show_plan(changes, dry_run: bool) -> None:
-    from ..hooks import install as inst
-
-    if dry_run:
-        for ch in changes:
-            typer.echo(inst.diff(ch), nl=False)
-        typer.echo("dry run: nothing was written.")
-        return
-    for line in inst.apply(changes):
-        typer.echo(line)
-
-
 def hooks_install(harness: str, project: bool, dry_run: bool) -> int:
     """Add our SessionStart (and for Codex, PostCompact) hook; idempotent."""
     from ..hooks import install as inst
@@ -69,7 +57,7 @@ def hooks_install(harness: str, project: bool, dry_run: bool) -> int:
     if not changes:
         typer.echo(f"already installed: {target.hooks_file} runs `{command}`; nothing to do.")
         return 0
-    _show_plan(changes, dry_run)
+    show_plan(changes, dry_run)
     if not dry_run:
         typer.echo(HARNESSES[harness].installed_note)
         typer.echo("Check the whole chain with `brain doctor hooks`.")
@@ -91,7 +79,7 @@ def hooks_uninstall(harness: str, project: bool, dry_run: bool) -> int:
     if not changes:
         typer.echo(f"not installed: {target.hooks_file} does not run `brain hook session-start`; nothing to do.")
         return 0
-    _show_plan(changes, dry_run)
+    show_plan(changes, dry_run)
     return 0
 
 
@@ -104,9 +92,7 @@ def mcp_file_install(name: str, scope: str, dry_run: bool, remote: str | None = 
     from ..hooks import mcp_register as mcp
 
     host = mcp_files.FILE_HOSTS[name]
-    if scope not in mcp_files.FILE_SCOPES:
-        typer.echo(f"error: {host.label} has no {scope} scope.", err=True)
-        typer.echo("fix: use --scope user (every project) or --scope project (this repository).", err=True)
+    if file_scope_refused(host, scope):
         return 2
     args, entry = (["serve", "--remote", remote], remote) if remote else (list(mcp.MCP_SERVER_ARGS), mcp.MCP_NAME)
     what = f"the relay to {remote!r}" if remote else "brain"
@@ -118,7 +104,7 @@ def mcp_file_install(name: str, scope: str, dry_run: bool, remote: str | None = 
     if not changes:
         typer.echo(f"already registered: {host.path(scope)} starts {what}; nothing to do.")
         return 0
-    _show_plan(changes, dry_run)
+    show_plan(changes, dry_run)
     if not dry_run:
         typer.echo(f"{host.label} starts {what} with its next session (reload the window or restart it).")
     return 0

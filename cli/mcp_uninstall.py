@@ -14,8 +14,8 @@ import shlex
 import typer
 
 from ..hooks.harnesses import HARNESSES
-from .harness_run import run_harness
-from ..hooks.mcp_files import FILE_HOSTS, FILE_SCOPES
+from .harness_run import file_scope_refused, run_harness, show_plan
+from ..hooks.mcp_files import FILE_HOSTS
 
 
 def mcp_uninstall(name: str, scope: str, dry_run: bool) -> int:
@@ -29,9 +29,7 @@ def _file_uninstall(name: str, scope: str, dry_run: bool) -> int:
     from ..hooks import mcp_files
 
     host = FILE_HOSTS[name]
-    if scope not in FILE_SCOPES:
-        typer.echo(f"error: {host.label} has no {scope} scope.", err=True)
-        typer.echo("fix: use --scope user (every project) or --scope project (this repository).", err=True)
+    if file_scope_refused(host, scope):
         return 2
     try:
         changes = mcp_files.unplan(host, scope)
@@ -41,13 +39,9 @@ def _file_uninstall(name: str, scope: str, dry_run: bool) -> int:
     if not changes:
         typer.echo(f"not registered: {host.path(scope)} does not start brain; nothing to do.")
         return 0
+    show_plan(changes, dry_run)  # backed up first, as the install is
     if dry_run:
-        for ch in changes:
-            typer.echo(inst.diff(ch), nl=False)
-        typer.echo("dry run: nothing was written.")
         return 0
-    for line in inst.apply(changes):  # backed up first, as the install is
-        typer.echo(line)
     typer.echo(f"{host.label} no longer starts brain from its next session.")
     return 0
 

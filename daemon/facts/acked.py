@@ -34,8 +34,6 @@ def journal_file(device_file: Path) -> Path:
     return device_file.with_name(device_file.name + ".acked.jsonl")  # `device.acked.jsonl`
 
 
-
-
 class AckJournal:
     def __init__(self, path: Path):
         self.path = Path(path)

@@ -10,6 +10,7 @@ fact or a move, and when the vault's pages change (the daemon calls
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...indexer.vault.timestamps import now_iso
@@ -145,15 +146,42 @@ class HomeRows:
         """(entity slug, active facts the viewer may see) for each entity whose facts belong to no
         page: entities with facts and no page yet, or pages gone or moved where brain could not follow."""
         pages = getattr(self, "homes_pages", None)
-        world = "" if viewer.sees_private else " AND visibility = 'world'"
-        with self.lock:
-            rows = self.db.execute(
-                f"SELECT entity_slug, COUNT(*) FROM facts WHERE entity_slug IS NOT NULL AND expired_at IS NULL{world} "
-                "GROUP BY entity_slug ORDER BY entity_slug").fetchall()
         if pages is None:
             return []
-        names = [str(r[0]) for r in rows]
-        known: set[str] = set()
-        for i in range(0, len(names), 500):
-            known.update(pages.paths(names[i:i + 500], Viewer.owner()))
-        return [(str(r[0]), int(r[1])) for r in rows if r[0] not in known]
+        with self.lock:
+            counts = active_by_entity(self.db, viewer)
+        return without_page(counts, lambda names: pages.paths(names, Viewer.owner()))
+
+
+def active_by_entity(db: "sqlite3.Connection", viewer: Viewer) -> list[tuple[str, int]]:
+    """(entity slug, active facts the viewer may see) for every entity facts belong to, by slug."""
+    world = "" if viewer.sees_private else " AND visibility = 'world'"
+    rows = db.execute(f"SELECT entity_slug, COUNT(*) FROM facts WHERE entity_slug IS NOT NULL AND expired_at IS NULL"
+                      f"{world} GROUP BY entity_slug ORDER BY entity_slug").fetchall()
+    return [(str(r[0]), int(r[1])) for r in rows]
+
+
+def without_page(counts: list[tuple[str, int]], paths) -> list[tuple[str, int]]:
+    """The (slug, count) pairs no page has; `paths(slugs)` maps the slugs pages have to their files."""
+    known: set[str] = set()
+    for i in range(0, len(counts), 500):
+        known.update(paths([name for name, _ in counts[i:i + 500]]))
+    return [(name, n) for name, n in counts if name not in known]
+
+
+def unfiled_in_cache(cache_file: Path, paths) -> list[tuple[str, int]] | None:
+    """`filed_without_page` for the owner, read from the facts cache opened read only (brain doctor,
+    without the daemon); None with no cache, or one that cannot be read."""
+    import sqlite3
+
+    if not cache_file.exists():
+        return None
+    try:
+        db = sqlite3.connect(f"file:{cache_file}?mode=ro", uri=True, timeout=5)
+        try:
+            counts = active_by_entity(db, Viewer.owner())
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return None
+    return without_page(counts, paths)

@@ -13,7 +13,7 @@ resolves to it (its slug would leak).
 
 from __future__ import annotations
 
-from ...indexer.vault.slugs import slugify, slugify_path
+from ...indexer.vault.slugs import name_slug
 from ...indexer.vault.visibility import Viewer
 from ..stores.facts import FactsStore
 from ..stores.pages import PagesStore
@@ -26,7 +26,7 @@ def canonical_entity_slug(name: str, pages: PagesStore | None, viewer: Viewer,
         hit = pages.resolve_entity(raw, viewer)
         if hit:
             return hit
-    slug = (slugify_path(raw) or slugify(raw)) if "/" in raw else slugify(raw)
+    slug = name_slug(raw)
     if facts is not None and pages is not None and slug:
         # a name facts were filed under before their page moved, or before it had a page
         # (docs/architecture.md, "Entity identity"): where those facts live now

@@ -14,7 +14,7 @@ from ..protocol.version import PROTOCOL_VERSION
 from ..stores.engine import Engine
 from ..facts.home_rows import MOVED_BY_USER
 from ..facts.homes import MAX_SLUG_CHARS
-from ...indexer.vault.slugs import slugify, slugify_path
+from ...indexer.vault.slugs import name_slug
 from ...indexer.vault.visibility import Viewer
 
 
@@ -23,7 +23,7 @@ def _slug_arg(args: dict, key: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise InvalidParams(f"{key} is missing.", "Pass the entity as a slug (people/lisa-park) or a name.")
     raw = value.strip()
-    slug = (slugify_path(raw) or slugify(raw)) if "/" in raw else slugify(raw)
+    slug = name_slug(raw)
     if not slug or len(slug) > MAX_SLUG_CHARS:
         raise InvalidParams(f"{key} {raw!r} is not a slug brain can file facts under.",
                             "Pass a page's slug, e.g. people/lisa-park (`brain facts unfiled` lists the names).")

@@ -33,6 +33,13 @@ def slugify_path(name: str) -> str:
     return "/".join(p for p in (slugify(seg) for seg in name.split("/")) if p)
 
 
+def name_slug(name: str) -> str:
+    """The slug a typed entity name files facts under when no page has it (docs/protocol.md §4.4):
+    each `/` segment slugified for a path-like name, else the whole name."""
+    raw = name.strip()
+    return (slugify_path(raw) or slugify(raw)) if "/" in raw else slugify(raw)
+
+
 def looks_like_slug(text: str) -> bool:
     return bool(_SLUG_SHAPED.match(text))
 
