@@ -5,7 +5,7 @@
 For each set of bench/retrieval_eval.py, in one run: every turn is saved as a
 fact the way remember saves it (retrieval_eval.fact_args: speaker and text,
 the conversation, session and date as provenance) into the embedded facts
-store (daemon/facts/store.py) and into PostgreSQL (daemon/stores/postgres/
+store (daemon/facts/store.py) and into PostgreSQL (daemon/postgres/
 facts_store.py, a throwaway durable server from local_server.py), in the same
 order; with vectors, each turn is embedded once with the daemon's MiniLM and
 both stores hold the same vector. Every question is ranked by both stores'
@@ -74,7 +74,7 @@ def attach(store, model, texts: dict[int, str]) -> object:
 def run_set(name: str, server, model) -> None:
     from brain.daemon.facts.store import FactsStore
     from brain.daemon.stores.facts import FactScope
-    from brain.daemon.stores.postgres.facts_store import PgFactsStore
+    from brain.daemon.postgres.facts_store import PgFactsStore
     from brain.indexer.vault.visibility import Viewer
 
     turns, questions = load_set(name, smoke=False)
@@ -118,7 +118,7 @@ def main(argv=None) -> int:
     ap.add_argument("--sets", default="hard-tune,hard-report")
     ap.add_argument("--keyword-only", action="store_true", help="no vectors: the keyword arms alone")
     ns = ap.parse_args(argv)
-    from brain.daemon.stores.postgres.local_server import LocalPostgres
+    from brain.daemon.postgres.local_server import LocalPostgres
 
     model = None
     if not ns.keyword_only:

@@ -3,9 +3,9 @@
     python bench/bench_pg_load.py [--pages 2000] [--no-vectors]
 
 A vault from bench/corpus.py (same seed, same bytes) is indexed into a fresh
-throwaway PostgreSQL with pgvector (daemon/stores/postgres/local_server.py,
+throwaway PostgreSQL with pgvector (daemon/postgres/local_server.py,
 durable: fsync on, as a deployment runs) by the one indexer of a deployment
-(daemon/stores/postgres/indexer.py: walk, parse, pages, links, aliases,
+(daemon/postgres/indexer.py: walk, parse, pages, links, aliases,
 timeline, chunks with their weighted keyword documents), then every chunk is
 embedded with the daemon's MiniLM into the pgvector column (chunk_vectors.py).
 Prints one JSON line per phase: pages/s, chunks/s, tokens per chunk (the
@@ -94,8 +94,8 @@ def main() -> int:
     ns = ap.parse_args()
     import psycopg
 
-    from brain.daemon.stores.postgres.indexer import PgVaultIndexer
-    from brain.daemon.stores.postgres.local_server import LocalPostgres
+    from brain.daemon.postgres.indexer import PgVaultIndexer
+    from brain.daemon.postgres.local_server import LocalPostgres
 
     emit(bench="setup", load=open("/proc/loadavg").read().split()[:3], pages=ns.pages)
     work = Path(tempfile.mkdtemp(prefix="bpgload-", dir="/tmp"))
@@ -131,7 +131,7 @@ def main() -> int:
             emit(bench="model", model=model.model_id, backend=getattr(model, "backend", "?"),
                  workers=getattr(model, "workers", 1), **tokens_per_chunk(dsn, model))
             if not ns.no_vectors:
-                from brain.daemon.stores.postgres.chunk_vectors import PgChunkVectors
+                from brain.daemon.postgres.chunk_vectors import PgChunkVectors
 
                 vectors = PgChunkVectors(dsn, model)
                 t = time.perf_counter()

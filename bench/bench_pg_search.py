@@ -10,10 +10,10 @@ documentation with npm-tune and npm-report), in one run and on the same pages:
   and every question asked of the tantivy keyword arm and of the embedded
   hybrid (indexer/pages/search.py, as recall's query arm);
 - the same vault is loaded into a throwaway PostgreSQL with pgvector
-  (daemon/stores/postgres/local_server.py, durable: fsync on) by the vault
+  (daemon/postgres/local_server.py, durable: fsync on) by the vault
   indexer and the chunk vectors of a deployment (indexer.py, chunk_vectors.py;
   each text embedded once, so both stores hold the same vectors) and asked
-  through the store (PgPagesStore.search) and daemon/stores/postgres/page_search.py:
+  through the store (PgPagesStore.search) and daemon/postgres/page_search.py:
   keyword, vector, and the two fused (`cards`: the embedded fusion, nearest chunks
   and page cards as two lists; `share`; `rrf`);
 - the textbook baselines of bench/eval_baselines.py score the same questions.
@@ -102,10 +102,10 @@ def new_database(server, name: str) -> str:
 def run_vault(server, label: str, vault: Path, sets: dict[str, list], model, fusions: list[str]) -> None:
     import psycopg
 
-    from brain.daemon.stores.postgres.chunk_vectors import PgChunkVectors
-    from brain.daemon.stores.postgres.indexer import PgVaultIndexer
-    from brain.daemon.stores.postgres.page_search import search
-    from brain.daemon.stores.postgres.pages_store import PgPagesStore
+    from brain.daemon.postgres.chunk_vectors import PgChunkVectors
+    from brain.daemon.postgres.indexer import PgVaultIndexer
+    from brain.daemon.postgres.page_search import search
+    from brain.daemon.postgres.pages_store import PgPagesStore
     from brain.indexer.vault.visibility import Viewer
 
     embedder = OnceEmbedder(model)
@@ -175,7 +175,7 @@ def main() -> int:
     ap.add_argument("--fusion", default="rrf,share,cards", help="hybrid fusions to score: rrf, share, cards")
     ns = ap.parse_args()
     wanted = ns.sets.split(",")
-    from brain.daemon.stores.postgres.local_server import LocalPostgres
+    from brain.daemon.postgres.local_server import LocalPostgres
     from brain.indexer.embeddings.model_loader import load_minilm
 
     model = load_minilm(MODEL_CACHE)

@@ -252,7 +252,7 @@ def main() -> int:
     from brain.daemon import config as config_mod
     from brain.daemon.http.tokens import create_token
     from brain.daemon.places import Places
-    from brain.daemon.stores.postgres.local_server import LocalPostgres
+    from brain.daemon.postgres.local_server import LocalPostgres
 
     home = Path(tempfile.mkdtemp(prefix="bench-team-", dir="/tmp"))
     vault = home / "vault"

@@ -28,7 +28,7 @@ no page in particular and is left out; each distinct heading is asked once.
 Prints one JSON line per set and mode; `run(keyword_only)` returns the same
 figures as {set name: {"R@1", "R@5", "R@10", "MRR", "n"}}. `--evidence` adds
 how the results' `evidence` labels hold up on the questions (the figures the
-thresholds in indexer/pages/evidence.py were chosen from).
+thresholds in indexer/page_policy/evidence.py were chosen from).
 """
 
 from __future__ import annotations

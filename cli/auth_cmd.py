@@ -23,7 +23,7 @@ def auth_store(store: str | None = None) -> "AuthStore":
     p = route.places()
     store = store or config_mod.get(route.load_config(p), "store")
     if store:
-        from ..daemon.stores.postgres.open_store import open_auth
+        from ..daemon.postgres.open_store import open_auth
         from .store_errors import open_or_explain
 
         auth = open_or_explain("brain auth", lambda: open_auth(str(store)))

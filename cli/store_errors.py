@@ -22,7 +22,7 @@ def open_or_explain(prog: str, opener: Callable[[], T]) -> T | None:
         print(f"fix: {EXTRA_FIX}", file=sys.stderr)
         return None
     except Exception as e:  # the driver's own errors: a refused connection, a bad password, no pgvector
-        from brain.daemon.stores.postgres.open_store import StoreUnavailable
+        from brain.daemon.postgres.open_store import StoreUnavailable
 
         if not isinstance(e, StoreUnavailable):
             raise

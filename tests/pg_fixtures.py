@@ -1,4 +1,4 @@
-"""A real PostgreSQL with pgvector for the tests (daemon/stores/postgres/local_server.py).
+"""A real PostgreSQL with pgvector for the tests (daemon/postgres/local_server.py).
 
 One server per test session, started on first use, in a temporary folder on a
 Unix socket; each test that asks for `pg_dsn` gets an empty database of its own
@@ -29,7 +29,7 @@ def pg_server():
     why = _missing_extra()
     if why:
         pytest.skip(why)
-    from brain.daemon.stores.postgres.local_server import LocalPostgres
+    from brain.daemon.postgres.local_server import LocalPostgres
 
     server = LocalPostgres(durable=False)
     server.start()
@@ -61,7 +61,7 @@ def pg_template(pg_server):
     much cheaper than migrating an empty database for each test."""
     import psycopg
 
-    from brain.daemon.stores.postgres import schema
+    from brain.daemon.postgres import schema
 
     name = f"template_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(pg_server.dsn, autocommit=True) as admin:

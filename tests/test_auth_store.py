@@ -1,6 +1,6 @@
 """The auth store contract (daemon/stores/auth.py) on both backends: what `brain auth` and the
 HTTP bearer check ask of tokens and OAuth clients, on the embedded store's real files and on
-PostgreSQL (daemon/stores/postgres/auth_store.py, the test session's real server)."""
+PostgreSQL (daemon/postgres/auth_store.py, the test session's real server)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def backend(request, places):
         yield Backend(FileAuthStore(places), oauth.add_client,
                       lambda cid, scopes: oauth.add_pending(cid, {"scopes": scopes}))
         return
-    from brain.daemon.stores.postgres.auth_store import PgAuthStore
+    from brain.daemon.postgres.auth_store import PgAuthStore
 
     store = PgAuthStore(request.getfixturevalue("pg_migrated_dsn"))
     yield Backend(store, store.add_client, store.add_pending)
@@ -91,7 +91,7 @@ def test_an_unreadable_file_is_one_error_naming_the_fix(places):
 
 
 def test_an_unreachable_database_is_one_error_naming_the_fix_and_admits_no_one(pg_server, tmp_path):
-    from brain.daemon.stores.postgres.auth_store import PgAuthStore
+    from brain.daemon.postgres.auth_store import PgAuthStore
 
     store = PgAuthStore(f"host={tmp_path} port=5432 user=postgres dbname=postgres")  # no server there
     with pytest.raises(AuthStoreError, match="store URL"):

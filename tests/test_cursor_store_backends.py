@@ -1,5 +1,5 @@
 """The cursor store contract (daemon/stores/cursors.py) on both backends: the embedded SQLite
-file (daemon/server/cursor_store.py) and PostgreSQL (daemon/stores/postgres/cursors_store.py, on
+file (daemon/server/cursor_store.py) and PostgreSQL (daemon/postgres/cursors_store.py, on
 the test session's real server). Same rows, same caps, same garbage collection, both fail open."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def backend(request, tmp_path):
         return
     import psycopg
 
-    from brain.daemon.stores.postgres import cursors_store as pg
+    from brain.daemon.postgres import cursors_store as pg
 
     dsn = request.getfixturevalue("pg_migrated_dsn")
 
@@ -116,7 +116,7 @@ def test_idle_cursors_go_when_a_store_opens_and_on_gc(backend):
 
 def test_two_front_ends_share_the_cursors(pg_migrated_dsn):
     """A session that wakes through another front end resumes where it stopped."""
-    from brain.daemon.stores.postgres.cursors_store import PgCursorStore
+    from brain.daemon.postgres.cursors_store import PgCursorStore
 
     one, two = PgCursorStore(pg_migrated_dsn), PgCursorStore(pg_migrated_dsn)
     one.put("tok", "s", Cursor("2026-01-02T00:00:00.000Z", "b", "2026-01-02T00:00:00.000Z", 7))
@@ -126,7 +126,7 @@ def test_two_front_ends_share_the_cursors(pg_migrated_dsn):
 
 
 def test_an_unreachable_database_fails_open(pg_server, tmp_path):
-    from brain.daemon.stores.postgres.cursors_store import PgCursorStore
+    from brain.daemon.postgres.cursors_store import PgCursorStore
 
     store = PgCursorStore(f"host={tmp_path} port=5432 user=postgres dbname=postgres")  # no server there
     assert store.get("c", "s") is None

@@ -5,7 +5,7 @@ over a real store holding private and world facts that match every call, and
 no private fact may come back, in any shape. The table of calls must name
 every method of the contract: a new method without an entry fails here.
 Every test runs on both backends: the embedded store and PostgreSQL
-(daemon/stores/postgres/facts_store.py, on the test session's real server).
+(daemon/postgres/facts_store.py, on the test session's real server).
 """
 
 import dataclasses
@@ -26,7 +26,7 @@ def open_store(backend, request, tmp_path):
     """An empty facts store of the backend: the embedded one, or PostgreSQL on a fresh database."""
     if backend == "embedded":
         return EmbeddedFactsStore(tmp_path / "v" / "facts.jsonl", tmp_path / "c" / "facts.sqlite")
-    from brain.daemon.stores.postgres.facts_store import PgFactsStore
+    from brain.daemon.postgres.facts_store import PgFactsStore
 
     return PgFactsStore(request.getfixturevalue("pg_migrated_dsn"))
 

@@ -25,15 +25,16 @@ VERSION = ("brain.__version__",)
 MAY_IMPORT = {
     "brain.daemon.protocol": ("brain.daemon.protocol", "brain.indexer"),
     "brain.daemon.stores": ("brain.daemon.stores", "brain.daemon.protocol", "brain.indexer"),
-    # a backend inside stores/: the contracts it implements and the facts ranking's policy (its words,
+    # the PostgreSQL backend: the contracts it implements and the facts ranking's policy (its words,
     # fusion and constants in brain.daemon.facts), never the rest of the daemon
-    "brain.daemon.stores.postgres": ("brain.daemon.stores", "brain.daemon.protocol", "brain.daemon.facts",
-                                     "brain.indexer"),
+    "brain.daemon.postgres": ("brain.daemon.postgres", "brain.daemon.stores", "brain.daemon.protocol",
+                              "brain.daemon.facts", "brain.indexer"),
     "brain.daemon.facts": ("brain.daemon.facts", "brain.daemon.stores", "brain.daemon.protocol",
                            "brain.daemon.private_files", "brain.indexer"),
     "brain.daemon.verbs": ("brain.daemon.verbs", "brain.daemon.stores", "brain.daemon.protocol", "brain.daemon.facts", "brain.daemon.llm",
                            "brain.indexer", *VERSION),
-    "brain.daemon.server": ("brain.daemon.server", "brain.daemon.stores", "brain.daemon.protocol", "brain.daemon.facts", "brain.daemon.verbs",
+    "brain.daemon.server": ("brain.daemon.server", "brain.daemon.stores", "brain.daemon.protocol", "brain.daemon.facts",
+                            "brain.daemon.postgres", "brain.daemon.verbs",
                             "brain.daemon.llm", "brain.indexer", *SHARED, *VERSION),
     "brain.daemon.http": ("brain.daemon.http", "brain.daemon.stores", "brain.daemon.protocol", "brain.daemon.server.mcp",
                           "brain.daemon.client", "brain.indexer", *SHARED),
@@ -46,7 +47,9 @@ MAY_IMPORT = {
     "brain.indexer": ("brain.indexer",),
     "brain.indexer.vault": ("brain.indexer.vault",),
     "brain.indexer.embeddings": ("brain.indexer.embeddings", "brain.indexer.vault"),
-    "brain.indexer.pages": ("brain.indexer.pages", "brain.indexer.embeddings", "brain.indexer.vault"),
+    "brain.indexer.page_policy": ("brain.indexer.page_policy", "brain.indexer.vault"),
+    "brain.indexer.pages": ("brain.indexer.pages", "brain.indexer.page_policy", "brain.indexer.embeddings",
+                            "brain.indexer.vault"),
     "brain.hooks": ("brain.hooks", "brain.cli.route", "brain.daemon.protocol", "brain.indexer", *SHARED),
 }
 

@@ -80,8 +80,8 @@ def embedded(vault, open_index, request):  # noqa: F811
 def postgres(vault, open_index, request):  # noqa: F811
     """(the PostgreSQL pages store, index the vault again), loaded by its vault indexer."""
     dsn = request.getfixturevalue("pg_dsn")   # skips when the postgres extra is missing
-    from brain.daemon.stores.postgres.indexer import PgVaultIndexer
-    from brain.daemon.stores.postgres.pages_store import PgPagesStore
+    from brain.daemon.postgres.indexer import PgVaultIndexer
+    from brain.daemon.postgres.pages_store import PgPagesStore
 
     def reconcile():
         indexer = PgVaultIndexer(vault, dsn)

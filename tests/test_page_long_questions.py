@@ -1,9 +1,9 @@
 """A long question is read by meaning first: a page that shares a few of its words (a title word,
 "package", "release") does not outrank the page the vectors agree on, and such a keyword hit is not
-labelled keyword_exact (indexer/pages/fusion.py KEYWORD_WORDS, indexer/pages/evidence.py AGREE)."""
+labelled keyword_exact (indexer/page_policy/fusion.py KEYWORD_WORDS, indexer/page_policy/evidence.py AGREE)."""
 
-from brain.indexer.pages.evidence import evidence_of
-from brain.indexer.pages.fusion import fuse
+from brain.indexer.page_policy.evidence import evidence_of
+from brain.indexer.page_policy.fusion import fuse
 
 # page 1 leads the keyword list on a few shared words; page 2 leads both meaning lists
 KEYWORD = [(1, 11, 10.0), (2, 21, 4.0)]

@@ -1,4 +1,4 @@
-"""Chunk vectors in PostgreSQL (daemon/stores/postgres/chunk_vectors.py) on a real server with
+"""Chunk vectors in PostgreSQL (daemon/postgres/chunk_vectors.py) on a real server with
 pgvector and the daemon's real MiniLM: the VectorsStore contract, following the vault
 indexer's commits, a front end without a model, and the store's hybrid search over them."""
 
@@ -23,8 +23,8 @@ PAGES = {
 @pytest.fixture
 def loaded(vault, pg_dsn, minilm):  # noqa: F811
     """(vault, indexer, chunk vectors built and following the indexer)."""
-    from brain.daemon.stores.postgres.chunk_vectors import PgChunkVectors
-    from brain.daemon.stores.postgres.indexer import PgVaultIndexer
+    from brain.daemon.postgres.chunk_vectors import PgChunkVectors
+    from brain.daemon.postgres.indexer import PgVaultIndexer
 
     for rel, text in PAGES.items():
         write(vault, rel, text)
@@ -79,7 +79,7 @@ def test_vectors_follow_the_indexer_and_unchanged_chunks_keep_theirs(loaded, pg_
 
 
 def test_a_front_end_without_a_model_queries_and_reads_readiness_from_the_database(loaded, pg_dsn, minilm):  # noqa: F811
-    from brain.daemon.stores.postgres.chunk_vectors import BUILT_KEY, PgChunkVectors
+    from brain.daemon.postgres.chunk_vectors import BUILT_KEY, PgChunkVectors
 
     vault, indexer, vectors = loaded
     fronts = []
@@ -113,7 +113,7 @@ def test_a_front_end_without_a_model_queries_and_reads_readiness_from_the_databa
 
 
 def test_the_store_searches_by_meaning_once_the_vectors_are_ready(loaded, pg_dsn, minilm):  # noqa: F811
-    from brain.daemon.stores.postgres.pages_store import PgPagesStore
+    from brain.daemon.postgres.pages_store import PgPagesStore
     from brain.indexer.embeddings.search_modes import KEYWORD_ONLY
     from brain.indexer.vault.visibility import Viewer
 

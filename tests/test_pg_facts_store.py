@@ -1,4 +1,4 @@
-"""The facts store on PostgreSQL (daemon/stores/postgres/facts_store.py) as front ends share it, on
+"""The facts store on PostgreSQL (daemon/postgres/facts_store.py) as front ends share it, on
 the test session's real server: what one front end writes the other reads, remember's decisions
 are taken one at a time across connections, a write is all or nothing, and what the indexer
 exports to the vault's log comes in the order of the writes. The contract itself, visibility
@@ -20,7 +20,7 @@ OWNER, WORLD = Viewer.owner(), Viewer.world()
 
 
 def _store(dsn):
-    from brain.daemon.stores.postgres.facts_store import PgFactsStore
+    from brain.daemon.postgres.facts_store import PgFactsStore
 
     return PgFactsStore(dsn)
 
@@ -194,7 +194,7 @@ def test_keyword_ranking_finds_stems_dates_and_nothing_for_nothing(pg_migrated_d
 
 
 def test_the_schema_is_made_by_the_first_front_end(pg_dsn):
-    from brain.daemon.stores.postgres import schema
+    from brain.daemon.postgres import schema
 
     store = _store(pg_dsn)
     assert store.counts(OWNER) == {"facts": 0, "active_facts": 0, "bad_log_lines": 0}
@@ -330,7 +330,7 @@ def test_a_front_end_that_dies_holding_the_lock_holds_up_no_one(pg_migrated_dsn)
 def test_an_idle_connection_the_server_dropped_costs_no_call(pg_migrated_dsn, monkeypatch):
     """After a server restart or a dropped session, a front end's next call opens a new connection
     instead of failing on the dead one."""
-    from brain.daemon.stores.postgres import connections
+    from brain.daemon.postgres import connections
 
     monkeypatch.setattr(connections, "RECHECK_IDLE_S", 0.0)
     store = _store(pg_migrated_dsn)
@@ -372,7 +372,7 @@ def test_both_backends_find_the_same_neighbours(pg_migrated_dsn, tmp_path):
     (daemon/facts/neighbours.py). The same writes give the same neighbours on both backends."""
     from brain.daemon.facts.neighbours import neighbours as embedded_neighbours
     from brain.daemon.facts.store import FactsStore as EmbeddedFactsStore
-    from brain.daemon.stores.postgres.facts_search import neighbours as pg_neighbours
+    from brain.daemon.postgres.facts_search import neighbours as pg_neighbours
 
     # (name, provenance, session_id, entity, minute saved)
     writes = [("a0", "chat turn 0", "s-a", None, 0), ("a1", "chat turn 1", "s-a", None, 1),

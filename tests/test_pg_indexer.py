@@ -1,4 +1,4 @@
-"""The PostgreSQL vault indexer (daemon/stores/postgres/indexer.py) on a real server: a vault's
+"""The PostgreSQL vault indexer (daemon/postgres/indexer.py) on a real server: a vault's
 files become rows, and every change on disk (an edit, a delete, a rename, an editor's atomic
 save, a frontmatter that stops parsing) changes the rows the same way the embedded index does;
 the watcher follows saves by itself; put_page writes the file first and the row after."""
@@ -33,7 +33,7 @@ ACME = "# Acme Robotics\n\nAcme builds robots. [[Alice Example]] works here.\n"
 @pytest.fixture
 def indexed(vault, pg_dsn):
     """(vault, indexer after a first full pass, a reading connection, every chunk change heard)."""
-    from brain.daemon.stores.postgres.indexer import PgVaultIndexer
+    from brain.daemon.postgres.indexer import PgVaultIndexer
 
     write(vault, "people/alice-example.md", ALICE)
     write(vault, "companies/acme-robotics.md", ACME)
@@ -113,7 +113,7 @@ def test_a_deleted_file_takes_its_rows_and_unresolves_links_into_it(indexed):
 
 
 def test_a_frontmatter_that_breaks_makes_the_page_private_until_fixed(indexed, pg_dsn):
-    from brain.daemon.stores.postgres.pages_store import PgPagesStore
+    from brain.daemon.postgres.pages_store import PgPagesStore
     from brain.indexer.vault.visibility import Viewer
 
     vault, indexer, conn, _ = indexed
@@ -164,7 +164,7 @@ def test_the_watcher_follows_saves_into_the_tables(indexed):
 
 
 def test_put_page_writes_the_file_then_the_row_and_never_over_a_private_page(indexed, pg_dsn):
-    from brain.daemon.stores.postgres.pages_store import PgPagesStore
+    from brain.daemon.postgres.pages_store import PgPagesStore
     from brain.indexer.vault.vault_files import PageWriteError, content_hash
     from brain.indexer.vault.visibility import Viewer
 
@@ -199,7 +199,7 @@ def test_the_indexer_process_loads_the_vault_follows_saves_and_stops_on_sigterm(
     import sys
 
     write(vault, "people/alice-example.md", ALICE)
-    proc = subprocess.Popen([sys.executable, "-m", "brain.daemon.stores.postgres.indexer_run", str(vault), pg_dsn,
+    proc = subprocess.Popen([sys.executable, "-m", "brain.daemon.postgres.indexer_run", str(vault), pg_dsn,
                              "--watch"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         first = json.loads(proc.stdout.readline())   # the first pass's report, once it is committed
@@ -220,7 +220,7 @@ def test_the_indexer_process_loads_the_vault_follows_saves_and_stops_on_sigterm(
 def test_a_connection_the_server_drops_is_replaced(indexed, pg_dsn):
     """A database restart or failover drops every connection: the store retries a read once on a new
     one; the indexer fails that batch (the watcher retries it) and the next one goes through."""
-    from brain.daemon.stores.postgres.pages_store import PgPagesStore
+    from brain.daemon.postgres.pages_store import PgPagesStore
     from brain.indexer.vault.visibility import Viewer
 
     vault, indexer, conn, _ = indexed
@@ -252,7 +252,7 @@ def test_a_nul_past_the_binary_check_neither_fails_the_batch_nor_reaches_the_dat
 
 
 def test_a_nul_in_a_name_or_query_finds_nothing_instead_of_failing(indexed, pg_dsn):
-    from brain.daemon.stores.postgres.pages_store import PgPagesStore
+    from brain.daemon.postgres.pages_store import PgPagesStore
     from brain.indexer.vault.visibility import Viewer
 
     vault, _, _, _ = indexed
@@ -289,7 +289,7 @@ def test_names_of_any_length_are_indexed(indexed, pg_dsn):
     any length) is indexed and found by name, and the batch around it goes on."""
     import random
 
-    from brain.daemon.stores.postgres.pages_store import PgPagesStore
+    from brain.daemon.postgres.pages_store import PgPagesStore
     from brain.indexer.vault.visibility import Viewer
 
     vault, indexer, conn, _ = indexed

@@ -1,4 +1,4 @@
-"""Page search in PostgreSQL (daemon/stores/postgres/page_load.py, page_search.py) on a real
+"""Page search in PostgreSQL (daemon/postgres/page_load.py, page_search.py) on a real
 server with pgvector: the tantivy arm's fields and weights, English stemming, the vector arm,
 and visibility applied inside every arm."""
 
@@ -43,8 +43,8 @@ PAGES = [
 
 @pytest.fixture
 def db(pg_dsn):
-    from brain.daemon.stores.postgres import schema
-    from brain.daemon.stores.postgres.page_load import load_pages
+    from brain.daemon.postgres import schema
+    from brain.daemon.postgres.page_load import load_pages
 
     with psycopg.connect(pg_dsn) as conn:
         schema.migrate(conn)
@@ -53,7 +53,7 @@ def db(pg_dsn):
 
 
 def slugs(conn, query, viewer=None, vector=None, mode="keyword", limit=10):
-    from brain.daemon.stores.postgres.page_search import search
+    from brain.daemon.postgres.page_search import search
     from brain.indexer.vault.visibility import Viewer
 
     return [h["slug"] for h in search(conn, query, vector, viewer or Viewer.world(), limit, mode=mode)]
@@ -75,7 +75,7 @@ def test_path_and_tags_are_searched_word_by_word(db):
 
 
 def test_an_alias_or_a_heading_equal_to_the_query_leads(db):
-    from brain.daemon.stores.postgres.page_search import search
+    from brain.daemon.postgres.page_search import search
     from brain.indexer.vault.visibility import Viewer
 
     hits = search(db, "ledger move", None, Viewer.world(), 5, mode="keyword")
@@ -100,7 +100,7 @@ def test_a_private_page_is_never_returned_to_the_world_in_any_arm(db):
 
 
 def test_a_hit_has_the_embedded_search_shape(db):
-    from brain.daemon.stores.postgres.page_search import search
+    from brain.daemon.postgres.page_search import search
     from brain.indexer.vault.visibility import Viewer
 
     hit = search(db, "cutover downtime", axis(1), Viewer.world(), 3, mode="hybrid")[0]
@@ -110,7 +110,7 @@ def test_a_hit_has_the_embedded_search_shape(db):
 
 
 def test_loading_a_page_again_replaces_it(db):
-    from brain.daemon.stores.postgres.page_load import load_pages
+    from brain.daemon.postgres.page_load import load_pages
 
     load_pages(db, [page("notes/weekly", "Weekly notes", [(None, "Only tea this week.")])])
     assert db.execute("SELECT count(*) FROM pages WHERE slug = 'notes/weekly'").fetchone()[0] == 1
@@ -118,7 +118,7 @@ def test_loading_a_page_again_replaces_it(db):
 
 
 def test_a_page_without_a_visibility_is_private(db):
-    from brain.daemon.stores.postgres.page_load import load_pages
+    from brain.daemon.postgres.page_load import load_pages
 
     unsure = page("notes/unsure", "Unsure", [(None, "Quokka sightings.")])
     del unsure["visibility"]

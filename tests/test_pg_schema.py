@@ -1,4 +1,4 @@
-"""The PostgreSQL schema (daemon/stores/postgres/schema.py) on a real server with pgvector:
+"""The PostgreSQL schema (daemon/postgres/schema.py) on a real server with pgvector:
 migrations apply on an empty database, a second start changes nothing, and
 front ends starting at once do not race."""
 
@@ -16,7 +16,7 @@ def _tables(conn) -> set[str]:
 
 
 def test_migrations_build_every_table_on_an_empty_database(pg_dsn):
-    from brain.daemon.stores.postgres import schema
+    from brain.daemon.postgres import schema
 
     with psycopg.connect(pg_dsn) as conn:
         assert schema.version(conn) == 0
@@ -34,7 +34,7 @@ def test_migrations_build_every_table_on_an_empty_database(pg_dsn):
 
 
 def test_migrating_again_changes_nothing(pg_dsn):
-    from brain.daemon.stores.postgres import schema
+    from brain.daemon.postgres import schema
 
     with psycopg.connect(pg_dsn) as conn:
         schema.migrate(conn)
@@ -48,7 +48,7 @@ def test_migrating_again_changes_nothing(pg_dsn):
 
 
 def test_front_ends_starting_at_once_apply_each_migration_once(pg_dsn):
-    from brain.daemon.stores.postgres import schema
+    from brain.daemon.postgres import schema
 
     start = threading.Barrier(4)
     errors: list[BaseException] = []
@@ -73,7 +73,7 @@ def test_front_ends_starting_at_once_apply_each_migration_once(pg_dsn):
 
 
 def test_a_database_newer_than_this_code_is_refused(pg_dsn):
-    from brain.daemon.stores.postgres import schema
+    from brain.daemon.postgres import schema
 
     with psycopg.connect(pg_dsn) as conn:
         schema.migrate(conn)
@@ -89,9 +89,9 @@ def test_a_front_end_on_a_newer_database_answers_unavailable_with_the_fix(pg_dsn
 
     from brain.daemon.protocol.errors import Unavailable
     from brain.daemon.stores.facts import FactScope
-    from brain.daemon.stores.postgres import schema
-    from brain.daemon.stores.postgres.facts_store import PgFactsStore
-    from brain.daemon.stores.postgres.open_store import StoreUnavailable, check
+    from brain.daemon.postgres import schema
+    from brain.daemon.postgres.facts_store import PgFactsStore
+    from brain.daemon.postgres.open_store import StoreUnavailable, check
     from brain.indexer.vault.visibility import Viewer
 
     with psycopg.connect(pg_dsn, autocommit=True) as conn:
@@ -112,7 +112,7 @@ def test_a_front_end_on_a_newer_database_answers_unavailable_with_the_fix(pg_dsn
 def test_a_lower_version_added_later_is_still_applied(pg_dsn):
     """Versions are numbered in ranges (facts, cursors and auth 10-19; pages 20 and up): a
     database migrated without one of them gets it at the next start."""
-    from brain.daemon.stores.postgres import schema
+    from brain.daemon.postgres import schema
 
     with psycopg.connect(pg_dsn) as conn:
         schema.migrate(conn)

@@ -1,4 +1,4 @@
-"""The passage a page hit shows (indexer/pages/passage.py): the lines that answer the query,
+"""The passage a page hit shows (indexer/page_policy/passage.py): the lines that answer the query,
 readable as they stand — a table row under its header, a code block inside its fences."""
 
 from brain.indexer.vault.visibility import Viewer

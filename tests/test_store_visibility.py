@@ -166,8 +166,8 @@ def postgres_store(vault, open_index, request):
     dsn = request.getfixturevalue("pg_dsn")   # skips when the postgres extra is missing
     import psycopg
 
-    from brain.daemon.stores.postgres.indexer import PgVaultIndexer
-    from brain.daemon.stores.postgres.pages_store import PgPagesStore
+    from brain.daemon.postgres.indexer import PgVaultIndexer
+    from brain.daemon.postgres.pages_store import PgPagesStore
 
     indexer = PgVaultIndexer(vault, dsn)
     indexer.reconcile()

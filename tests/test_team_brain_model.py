@@ -9,7 +9,7 @@ from daemon_fixtures import write_vault
 from vectors_fixtures import minilm  # noqa: F401  (a fixture)
 
 from brain.daemon.server.store_engine import StoreEngine, store_label
-from brain.daemon.stores.postgres.open_store import IndexerParts, open_store
+from brain.daemon.postgres.open_store import IndexerParts, open_store
 
 
 def test_a_front_end_ranks_by_meaning_and_dedups_across_front_ends(tmp_path, places, pg_dsn, minilm, remote):  # noqa: F811

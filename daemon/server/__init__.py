@@ -6,7 +6,8 @@ socket transport (`socket`), checked stdio lines for `serve --no-daemon`
 (`stdio_lines`) and the local usage log (`usage`, read by
 `usage_stats`).
 
-May import: the protocol core, the store contracts, facts, verbs, the LLM providers,
+May import: the protocol core, the store contracts, facts, the PostgreSQL backend
+(opened when a store URL is given), verbs, the LLM providers,
 `brain.indexer`, the daemon's shared modules (config, places, private_files,
 vault_lock, rendezvous, line_log). Never the client side, the HTTP transport
 or the CLI: what the daemon and its clients both know of the pid file, logs

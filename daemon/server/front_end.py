@@ -47,7 +47,7 @@ def open_front_end(places: Any, cfg: dict, url: str, *, vault: Path | None = Non
     in the background: the front end answers keyword-only until it is ready. `vault`: the vault's
     folder when this host has it, so that put_page can write its file (elsewhere put_page is refused).
     Raises StoreUnavailable (its message names the fix) when the store cannot be reached."""
-    from ..stores.postgres.open_store import open_store
+    from ..postgres.open_store import open_store
     from .store_engine import StoreEngine, store_label
 
     llm = None

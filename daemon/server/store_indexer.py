@@ -36,7 +36,7 @@ class StoreIndexer:
     """The vault (pages and facts log) and one shared store, kept in step."""
 
     def __init__(self, vault: Path, url: str, places: Any, *, writer: str = "index"):
-        from ..stores.postgres.open_store import open_indexer_parts
+        from ..postgres.open_store import open_indexer_parts
         from ..vault_lock import VaultLock
 
         self.vault = Path(vault).expanduser().resolve()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from ...indexer.pages.store_types import (Backlink, ChangedPage, Chunk, LinkedTask, ListedPage, PageCounts,
+from ...indexer.page_policy.page_types import (Backlink, ChangedPage, Chunk, LinkedTask, ListedPage, PageCounts,
                                           PageDating, PageFile, PageHead, PageLinks, PageName, PageRef, SearchHit,
                                           TimelineEntry, WrittenPage)
 from ...indexer.vault.visibility import Viewer

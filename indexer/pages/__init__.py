@@ -1,3 +1,3 @@
-"""The page tables (SQLite), the keyword index (tantivy), page search and the VaultIndex.
+"""The embedded pages store: page tables (SQLite), the keyword index (tantivy), page search and the VaultIndex.
 
-May import: itself, `brain.indexer.vault` and `brain.indexer.embeddings`."""
+May import: itself, `brain.indexer.page_policy`, `brain.indexer.vault` and `brain.indexer.embeddings`."""

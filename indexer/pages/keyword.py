@@ -24,94 +24,17 @@ from pathlib import Path
 import tantivy
 from tantivy import Occur, Query
 
+from ..page_policy.terms import BOOSTS, TEXT_ANALYZER, content_tokens, text_key
+
 log = logging.getLogger("brain.indexer")
 
 # 2: fields for headings and path, an exact-heading key, the body without its heading
 SCHEMA_VERSION = 2
 ANALYZER = "brain_en"
-MAX_QUERY_TOKENS = 32
-MAX_KEY_CHARS = 200
-BOOSTS = {"title": 4.0, "aliases": 4.0, "headings": 2.5, "path": 1.5, "tags": 1.5, "body": 1.0}
 PHRASE_BOOSTS = {"title": 6.0, "aliases": 6.0, "headings": 8.0, "body": 2.0}
 PROXIMITY_SLOP = 3          # words allowed between two query words that still count as near
 PROXIMITY_BOOSTS = {"body": 1.0, "headings": 1.0}
 HEADING_EXACT_BOOST = 40.0
-
-_STOP_WORDS = (
-    "a about after all also am an and any are as at be been before being but by can could did do does doing for "
-    "from had has have having he her here hers him his how i if in into is it its me my myself no not now of on "
-    "or our ours she should so some than that the their them then there these they this those to too us very "
-    "was we were what when where which while who whom why will with would you your yours"
-).split()
-
-_analyzer = (
-    tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-    .filter(tantivy.Filter.remove_long(40))
-    .filter(tantivy.Filter.lowercase())
-    .filter(tantivy.Filter.stemmer("english"))
-    .build()
-)
-
-
-def analyze(text: str) -> list[str]:
-    """The index's tokens for a text (lowercased, English-stemmed)."""
-    if not text:
-        return []
-    return _analyzer.analyze(text)
-
-
-# the stemmer turns "was" into "wa" and "does" into "doe": compare stems with stems
-STOPWORDS = frozenset(_STOP_WORDS) | frozenset(t for w in _STOP_WORDS for t in analyze(w))
-
-
-def query_tokens(text: str) -> list[str]:
-    """Distinct tokens of a query, in order, capped so no query is unbounded."""
-    seen: list[str] = []
-    for t in analyze(text):
-        if t not in seen:
-            seen.append(t)
-            if len(seen) >= MAX_QUERY_TOKENS:
-                break
-    return seen
-
-
-def content_tokens(tokens: list[str]) -> list[str]:
-    """The tokens that say what is asked ("who", "the", "did" dropped), unless nothing else is left."""
-    return [t for t in tokens if t not in STOPWORDS] or tokens
-
-
-class TermFinder:
-    """Which analyzed query tokens a text holds, found by word prefix ("migrat" in "migration").
-
-    About twenty times cheaper than analyzing each text; a stem the stemmer
-    ended in "i" ("compani") also matches its "y" spelling ("company").
-    """
-
-    def __init__(self, tokens: list[str]):
-        self.tokens = list(tokens)
-        prefixes = [re.escape(t[:-1] if len(t) > 3 and t.endswith("i") else t) for t in self.tokens]
-        # one pattern per token: each search stops at its first hit
-        self._each = [(t, re.compile(r"\b" + p, re.IGNORECASE)) for t, p in zip(self.tokens, prefixes)]
-        self._re = re.compile(r"\b(?:" + "|".join(prefixes) + ")", re.IGNORECASE) if prefixes else None
-
-    def found(self, text: str) -> set[str]:
-        if not text:
-            return set()
-        return {t for t, rx in self._each if rx.search(text)}
-
-    def any(self, text: str) -> bool:
-        """Whether `text` holds any query token (one scan)."""
-        return self._re is not None and self._re.search(text) is not None
-
-    def first(self, text: str) -> int:
-        """Where the first query token starts in `text` (0 when none does)."""
-        m = self._re.search(text) if self._re is not None else None
-        return m.start() if m else 0
-
-
-def text_key(text: str | None) -> str:
-    """A heading or query as one comparable key: its tokens joined ("2026-10-01 — Kickoff" → "2026 10 01 kickoff")."""
-    return " ".join(analyze(text or ""))[:MAX_KEY_CHARS]
 
 
 def _schema() -> tantivy.Schema:
@@ -143,7 +66,7 @@ class KeywordIndex:
                 self.fresh = True
             self.dir.mkdir(parents=True, exist_ok=True)
         self.index = tantivy.Index(self.schema, path=str(self.dir), reuse=True)
-        self.index.register_tokenizer(ANALYZER, _analyzer)
+        self.index.register_tokenizer(ANALYZER, TEXT_ANALYZER)
         self._writer = None
         self.pending = 0
         if not read_only:

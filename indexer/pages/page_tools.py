@@ -26,7 +26,7 @@ from ..vault.scan import IGNORE_FILE, MAX_PAGE_BYTES, classify, page_path, stat_
 from ..vault.slugs import path_to_slug
 from ..vault.visibility import Viewer
 from .store import SqlitePagesStore
-from .store_types import Backlink, ListedPage
+from ..page_policy.page_types import Backlink, ListedPage
 
 log = logging.getLogger("brain.pages")
 

@@ -21,16 +21,16 @@ from __future__ import annotations
 
 import logging
 
-from .evidence import CREATE_SAFETY, coverage, evidence_of
-from .fusion import fuse
-from .keyword import TermFinder, content_tokens, query_tokens, text_key
-from .passage import best_passage
+from ..page_policy.evidence import CREATE_SAFETY, coverage, evidence_of
+from ..page_policy.fusion import fuse
+from ..page_policy.terms import TermFinder, content_tokens, query_tokens, text_key
+from ..page_policy.passage import best_passage
 from ..vault.chunks import CARD_ORD
 from ..vault.scan import stat_page
 from ..embeddings.search_modes import KEYWORD_ONLY
 from ..vault.slugs import normalize_alias
 from ..vault.visibility import Viewer
-from .visible import hide_private
+from ..page_policy.visible import hide_private
 
 WORLD = Viewer.world()
 

@@ -23,9 +23,9 @@ from ..vault.slugs import path_to_slug
 from ..vault.visibility import Viewer
 from .store_files import FileReads
 from .store_names import NameLookups, head_of
-from .store_types import (Backlink, ChangedPage, Chunk, LinkEnd, LinkedTask, ListedPage, PageCounts, PageDating,
+from ..page_policy.page_types import (Backlink, ChangedPage, Chunk, LinkEnd, LinkedTask, ListedPage, PageCounts, PageDating,
                           PageHead, PageLinks, TimelineEntry)
-from .visible import hide_private
+from ..page_policy.visible import hide_private
 
 # a card takes at most this many links of each direction before it drops repeats
 LINKS_PER_DIRECTION = 60

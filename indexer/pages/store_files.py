@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from ..vault.visibility import Viewer
-from .store_types import PageFile, SearchHit, WrittenPage
+from ..page_policy.page_types import PageFile, SearchHit, WrittenPage
 
 if TYPE_CHECKING:
     from .vault_index import VaultIndex

@@ -13,8 +13,8 @@ from collections.abc import Iterable
 
 from ..vault.slugs import looks_like_slug, normalize_alias, slugify, slugify_path
 from ..vault.visibility import Viewer
-from .store_types import PageHead, PageName, PageRef
-from .visible import hide_private
+from ..page_policy.page_types import PageHead, PageName, PageRef
+from ..page_policy.visible import hide_private
 
 # an arm that matches many pages (a tail like "index") keeps its freshest few
 ARM_LIMIT = 20

@@ -25,7 +25,7 @@ from typing import Any, Sequence
 
 import psycopg
 
-from ..vectors import Progress, Scored, TextEmbedder, Vector
+from ..stores.vectors import Progress, Scored, TextEmbedder, Vector
 from .page_load import vector_text
 from .page_search import EF_SEARCH
 

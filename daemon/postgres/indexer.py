@@ -27,14 +27,14 @@ from typing import Any, Callable, Iterable
 
 import psycopg
 
-from ....indexer.pages.table_writes import collision_echo
-from ....indexer.vault.frontmatter import MAX_FRONTMATTER_BYTES
-from ....indexer.vault.parse import parse_page, parse_stub
-from ....indexer.vault.scan import IGNORE_FILE, FileStat, IgnoreRules, Problem, classify, read_head, read_page, stat_page
-from ....indexer.vault.slugs import path_to_slug
-from ....indexer.vault.timestamps import now_iso
-from ....indexer.vault.vault_changes import pair_renames, scan_kinds_paths
-from ....indexer.vault.vault_files import content_hash
+from ...indexer.pages.table_writes import collision_echo
+from ...indexer.vault.frontmatter import MAX_FRONTMATTER_BYTES
+from ...indexer.vault.parse import parse_page, parse_stub
+from ...indexer.vault.scan import IGNORE_FILE, FileStat, IgnoreRules, Problem, classify, read_head, read_page, stat_page
+from ...indexer.vault.slugs import path_to_slug
+from ...indexer.vault.timestamps import now_iso
+from ...indexer.vault.vault_changes import pair_renames, scan_kinds_paths
+from ...indexer.vault.vault_files import content_hash
 from . import schema
 from .indexer_disk import disk_state
 from .pages_write import PgPageTables, Row
@@ -282,7 +282,7 @@ class PgVaultIndexer:
     def start_watching(self, **kw: Any) -> Any:
         """Follow saves live (watchdog, as the embedded index does; polling when inotify runs out)."""
         if self.sync is None:
-            from ....indexer.vault.sync import VaultSync
+            from ...indexer.vault.sync import VaultSync
 
             self.sync = VaultSync(self, **kw)
             self.sync.start()

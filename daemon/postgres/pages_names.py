@@ -13,11 +13,11 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from ....indexer.pages.store_names import ARM_LIMIT, MAX_NAME
-from ....indexer.pages.store_types import PageHead, PageName, PageRef
-from ....indexer.pages.visible import hide_private
-from ....indexer.vault.slugs import looks_like_slug, normalize_alias, slugify, slugify_path
-from ....indexer.vault.visibility import Viewer
+from ...indexer.pages.store_names import ARM_LIMIT, MAX_NAME
+from ...indexer.page_policy.page_types import PageHead, PageName, PageRef
+from ...indexer.page_policy.visible import hide_private
+from ...indexer.vault.slugs import looks_like_slug, normalize_alias, slugify, slugify_path
+from ...indexer.vault.visibility import Viewer
 
 HEAD = "p.id, p.slug, p.title, p.type, p.summary, p.lead, p.updated_at, p.last_retrieved_at"
 _TOUCHED = "greatest(p.updated_at, COALESCE(p.last_retrieved_at, ''))"

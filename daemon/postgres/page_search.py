@@ -14,7 +14,7 @@ be measured side by side (bench/bench_pg_search.py, docs/scaling.md):
            the caller with the daemon's own model; with `cards`, the pages'
            cards (chunk ord CARD_ORD) as a list of their own.
 Keyword and vector lists are fused per page by `cards` (the embedded search's
-own fusion, indexer/pages/fusion.py: keyword, nearest chunks and nearest
+own fusion, indexer/page_policy/fusion.py: keyword, nearest chunks and nearest
 cards; what the pages store uses), by each arm's share of its best (`share`,
 this function's default) or by reciprocal rank (`rrf`); docs/scaling.md has
 each on every question set.
@@ -29,17 +29,17 @@ from typing import Sequence
 
 import psycopg
 
-from ....indexer.pages.evidence import CREATE_SAFETY, coverage, evidence_of
-from ....indexer.pages.keyword import BOOSTS, MAX_QUERY_TOKENS, TermFinder, content_tokens, query_tokens, text_key
-from ....indexer.pages.passage import best_passage
-from ....indexer.pages.fusion import fuse as fuse_with_cards
-from ....indexer.pages.search import MAX_EXACT, MIN_VECTOR, VECTOR_DEPTH, number_forms
-from ....indexer.vault.chunks import CARD_ORD
+from ...indexer.page_policy.evidence import CREATE_SAFETY, coverage, evidence_of
+from ...indexer.page_policy.terms import BOOSTS, MAX_QUERY_TOKENS, TermFinder, content_tokens, query_tokens, text_key
+from ...indexer.page_policy.passage import best_passage
+from ...indexer.page_policy.fusion import fuse as fuse_with_cards
+from ...indexer.pages.search import MAX_EXACT, MIN_VECTOR, VECTOR_DEPTH, number_forms
+from ...indexer.vault.chunks import CARD_ORD
 
 VECTOR_FLOOR = 0.2     # cosine that counts as nothing in the fusion by share of the best
 VECTOR_WEIGHT = 0.5    # the vector arm's weight next to the keyword arm's 1
-from ....indexer.vault.slugs import normalize_alias
-from ....indexer.vault.visibility import Viewer
+from ...indexer.vault.slugs import normalize_alias
+from ...indexer.vault.visibility import Viewer
 from .page_load import vector_text, words
 
 # ts_rank's weights in its order {D, C, B, A}: body, path and tags, headings, title and aliases

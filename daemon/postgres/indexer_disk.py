@@ -12,8 +12,8 @@ import logging
 import os
 from pathlib import Path
 
-from ....indexer.vault.atomic_files import sweep_temp_files
-from ....indexer.vault.scan import CONFLICT_FIX, FileStat, IgnoreRules, Problem, classify, outside_link, scan_vault, \
+from ...indexer.vault.atomic_files import sweep_temp_files
+from ...indexer.vault.scan import CONFLICT_FIX, FileStat, IgnoreRules, Problem, classify, outside_link, scan_vault, \
     stat_page
 from .pages_write import PgPageTables, Row
 

@@ -26,10 +26,10 @@ from typing import Iterator
 import psycopg
 from psycopg.types.json import Jsonb
 
-from ....indexer.vault.timestamps import now_iso
-from ...protocol.errors import InvalidParams
-from ...protocol.surfaces import SURFACE_ORDER, effective_surface
-from ..auth import AuthStoreError, ClientRow, PendingRequest, Token
+from ...indexer.vault.timestamps import now_iso
+from ..protocol.errors import InvalidParams
+from ..protocol.surfaces import SURFACE_ORDER, effective_surface
+from ..stores.auth import AuthStoreError, ClientRow, PendingRequest, Token
 from .connections import Connections
 
 TOKEN_PREFIX = "brain_"

@@ -1,6 +1,6 @@
 """The indexer process of a PostgreSQL deployment: one vault kept in one database.
 
-    python -m brain.daemon.stores.postgres.indexer_run VAULT URL [--watch]
+    python -m brain.daemon.postgres.indexer_run VAULT URL [--watch]
 
 `index_vault` is what `brain index --store URL` (one pass) and `brain index
 --watch --store URL` (one pass, then follow saves until stopped) are to run:
@@ -23,7 +23,7 @@ import threading
 from pathlib import Path
 from typing import Callable
 
-from ..vectors import TextEmbedder
+from ..stores.vectors import TextEmbedder
 from .chunk_vectors import PgChunkVectors
 from .indexer import PgVaultIndexer
 

@@ -22,8 +22,8 @@ from typing import Iterator
 
 import psycopg
 
-from ....indexer.vault.timestamps import iso, utcnow
-from ..cursors import Cursor
+from ...indexer.vault.timestamps import iso, utcnow
+from ..stores.cursors import Cursor
 from .connections import Connections
 
 log = logging.getLogger("brain.cursors")

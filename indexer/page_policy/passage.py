@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from .keyword import TermFinder
+from .terms import TermFinder
 from ..vault.fences import code_mask
 
 MAX_CHARS = 240

@@ -26,8 +26,10 @@ it is imported only once a store URL is given (by the front end, the store index
 and `brain auth --store`, inside the functions that need it), so the default install
 never loads it.
 
+A peer of the embedded stores (indexer/pages, daemon/facts), not built on them.
+
 May import: `brain.daemon.stores` (the contracts), `brain.daemon.protocol`,
-`brain.indexer` (the analyzer, passages and evidence the embedded arms use) and
+`brain.indexer` (the policy both page backends share, in `indexer/page_policy`) and
 `brain.daemon.facts` for the facts ranking's policy and text forms (search.py's
 words, fusion and constants, dates.py, schema.normalize_text), so both backends
 rank alike. Never verbs, the server, HTTP or the CLI."""

@@ -30,7 +30,7 @@ it): keyword_exact first answers there went from 13 right and 15 wrong to
 
 from __future__ import annotations
 
-from .keyword import analyze
+from .terms import analyze
 
 HIGH_VECTOR = 0.8
 COVERAGE = 0.2

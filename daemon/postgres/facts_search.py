@@ -32,16 +32,16 @@ from typing import TYPE_CHECKING, Iterable
 import numpy as np
 import psycopg
 
-from ....indexer.vault.visibility import Viewer
-from ...facts.neighbours import NEIGHBOUR_GAP_S, WINDOW
-from ...facts.search import (COMMON_MIN_FACTS, COMMON_SHARE, COMMON_WINDOW, DATE_WEIGHT, DEPTH, TEXT_WEIGHT,
+from ...indexer.vault.visibility import Viewer
+from ..facts.neighbours import NEIGHBOUR_GAP_S, WINDOW
+from ..facts.search import (COMMON_MIN_FACTS, COMMON_SHARE, COMMON_WINDOW, DATE_WEIGHT, DEPTH, TEXT_WEIGHT,
                              VECTOR_FLOOR, content_words, fuse, little_shares, query_vector)
-from ..facts import Fact, FactScope, Order
+from ..stores.facts import Fact, FactScope, Order
 from .facts_scope_sql import ORDER_SQL, SqlArgs, clauses as scope_clauses, where_sql
 from .page_load import vector_text
 
 if TYPE_CHECKING:
-    from ..vectors import FactVectorsStore
+    from ..stores.vectors import FactVectorsStore
     from .facts_store import PgFactsStore
 
 # ts_rank's weights in its order {D, C, B, A}: date words, -, -, text

@@ -19,8 +19,8 @@ from typing import Iterable, Sequence
 
 import psycopg
 
-from ....indexer.pages.keyword import text_key
-from ....indexer.vault.slugs import normalize_alias
+from ...indexer.page_policy.terms import text_key
+from ...indexer.vault.slugs import normalize_alias
 
 _NOT_WORD = re.compile(r"[\W_]+", re.UNICODE)
 

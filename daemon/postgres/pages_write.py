@@ -18,13 +18,13 @@ from typing import Any
 
 import psycopg
 
-from ....indexer.pages.keyword import text_key
-from ....indexer.pages.table_writes import collision_echo
-from ....indexer.vault.parse import ParsedPage
-from ....indexer.vault.scan import FileStat, Problem
-from ....indexer.vault.slugs import normalize_alias
-from ....indexer.vault.timestamps import iso_ns, now_iso
-from ....indexer.vault.wikilinks import LinkResolver
+from ...indexer.page_policy.terms import text_key
+from ...indexer.pages.table_writes import collision_echo
+from ...indexer.vault.parse import ParsedPage
+from ...indexer.vault.scan import FileStat, Problem
+from ...indexer.vault.slugs import normalize_alias
+from ...indexer.vault.timestamps import iso_ns, now_iso
+from ...indexer.vault.wikilinks import LinkResolver
 from .page_load import STAGED_DOCUMENT, words
 
 # what the indexer needs of a page row: the same keys the embedded manifest has

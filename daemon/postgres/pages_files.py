@@ -18,16 +18,16 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from ....indexer.embeddings.search_modes import KEYWORD_ONLY
-from ....indexer.pages.page_tools import content_bytes, prepare_write, write_page_file
-from ....indexer.pages.store_types import PageFile, SearchHit, WrittenPage
-from ....indexer.pages.table_writes import iso_ns
-from ....indexer.vault.parse import parse_page
-from ....indexer.vault.scan import MAX_PAGE_BYTES, IgnoreRules, page_path, stat_page
-from ....indexer.vault.slugs import path_to_slug
-from ....indexer.vault.vault_files import PageWriteError, check_slug, content_hash, read_bytes
-from ....indexer.vault.visibility import Viewer
-from ...protocol.errors import Unavailable
+from ...indexer.embeddings.search_modes import KEYWORD_ONLY
+from ...indexer.pages.page_tools import content_bytes, prepare_write, write_page_file
+from ...indexer.page_policy.page_types import PageFile, SearchHit, WrittenPage
+from ...indexer.pages.table_writes import iso_ns
+from ...indexer.vault.parse import parse_page
+from ...indexer.vault.scan import MAX_PAGE_BYTES, IgnoreRules, page_path, stat_page
+from ...indexer.vault.slugs import path_to_slug
+from ...indexer.vault.vault_files import PageWriteError, check_slug, content_hash, read_bytes
+from ...indexer.vault.visibility import Viewer
+from ..protocol.errors import Unavailable
 from . import page_search
 
 if TYPE_CHECKING:

@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING, Callable, Iterator, Sequence, TypeVar
 
 import psycopg
 
-from ....indexer.vault.timestamps import now_iso
-from ....indexer.vault.visibility import Viewer
-from ...facts.dates import date_words
-from ...facts.schema import normalize_text
-from ...protocol.errors import InvalidParams, Unavailable
-from ..facts import Fact, FactCounts, FactScope, Order
+from ...indexer.vault.timestamps import now_iso
+from ...indexer.vault.visibility import Viewer
+from ..facts.dates import date_words
+from ..facts.schema import normalize_text
+from ..protocol.errors import InvalidParams, Unavailable
+from ..stores.facts import Fact, FactCounts, FactScope, Order
 from .connections import Connections
 from .facts_scope_sql import ORDER_SQL, SqlArgs, active, clauses, storable, visibility, where_sql
 from .facts_vector_rows import FactVectorRows
@@ -42,7 +42,7 @@ from .page_load import words
 from .schema import MIGRATION_LOCK
 
 if TYPE_CHECKING:
-    from ..vectors import FactVectorsStore
+    from ..stores.vectors import FactVectorsStore
 
 FACTS_LOCK = MIGRATION_LOCK + 1
 COLUMNS = ("id, fact, kind, entity_slug, visibility, source, source_session, context, confidence, "
@@ -327,7 +327,7 @@ class PgFactsStore(FactVectorRows):
     def vectors_current(self, model_id: str) -> bool:
         """Whether every active fact filed under an entity has a vector made by `model_id` from its
         current text (`brain index` then has no fact left to embed)."""
-        from ....indexer.embeddings.fact_vectors import all_current  # numpy: loaded when asked
+        from ...indexer.embeddings.fact_vectors import all_current  # numpy: loaded when asked
 
         facts = self.listed(FactScope(filed=True, order=Order.ID), Viewer.owner(), None)
         return all_current(self.vector_keys(), facts, model_id)

@@ -8,10 +8,10 @@ travels as a query parameter, never inside the text.
 
 from __future__ import annotations
 
-from ....indexer.vault.timestamps import now_iso
-from ....indexer.vault.visibility import Viewer
-from ...facts.schema import normalize_text
-from ..facts import FactScope, Order
+from ...indexer.vault.timestamps import now_iso
+from ...indexer.vault.visibility import Viewer
+from ..facts.schema import normalize_text
+from ..stores.facts import FactScope, Order
 
 SqlArgs = list[object]
 

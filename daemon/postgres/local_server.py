@@ -144,12 +144,12 @@ class LocalPostgres:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m brain.daemon.stores.postgres.local_server start|stop DIR [--port N]`: a PostgreSQL
+    """`python -m brain.daemon.postgres.local_server start|stop DIR [--port N]`: a PostgreSQL
     with pgvector from the wheel, kept in DIR, to try a team brain on one machine (docs/scaling.md)."""
     import argparse
     import sys
 
-    ap = argparse.ArgumentParser(prog="python -m brain.daemon.stores.postgres.local_server",
+    ap = argparse.ArgumentParser(prog="python -m brain.daemon.postgres.local_server",
                                  description=main.__doc__)
     ap.add_argument("action", choices=("start", "stop"))
     ap.add_argument("dir", type=Path, help="where the cluster lives (made on first start)")

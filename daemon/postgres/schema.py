@@ -187,7 +187,7 @@ MIGRATIONS: dict[int, str] = {
     );
     CREATE INDEX oauth_grants_client ON oauth_grants(client_id);
     """,
-    # 20: what the one vault indexer keeps (daemon/stores/postgres/indexer.py): its state by key, and
+    # 20: what the one vault indexer keeps (daemon/postgres/indexer.py): its state by key, and
     # which model made each chunk vector (a changed model re-embeds); the chunks still waiting for
     # a vector found without a scan (chunk_vectors.py). Names a page writes (a title, an alias, a
     # heading, a link's target) have no length limit, and a b-tree refuses an entry over ~2.7 kB:

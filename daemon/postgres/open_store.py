@@ -157,9 +157,9 @@ class IndexerParts:
     def embed(self, embedder: Any, progress: Callable[[int, int], None] | None = None) -> dict:
         """Give every chunk (and every fact) without a vector of this model one, then keep doing so
         for the chunks each later commit adds."""
-        from ....indexer.embeddings.fact_vectors import FactVectors
-        from ..facts import FactScope, Order
-        from ....indexer.vault.visibility import Viewer
+        from ...indexer.embeddings.fact_vectors import FactVectors
+        from ..stores.facts import FactScope, Order
+        from ...indexer.vault.visibility import Viewer
         from .chunk_vectors import PgChunkVectors
 
         if self.vectors is None:

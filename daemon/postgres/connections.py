@@ -20,7 +20,7 @@ from typing import Iterator
 
 import psycopg
 
-from ...protocol.errors import Unavailable
+from ..protocol.errors import Unavailable
 from . import schema
 
 IDLE_KEPT = 8            # idle connections kept for the next calls

@@ -4,7 +4,7 @@ It satisfies `PagesStore` (daemon/stores/pages.py) as the embedded
 `SqlitePagesStore` (indexer/pages/store.py) does, read for read: the same
 questions, the same order, the same plain values back. Every read takes the
 `Viewer` it is for and drops what that viewer may not see inside the query,
-with the one written rule of indexer/pages/visible.py (`hide_private`); a page
+with the one written rule of indexer/page_policy/visible.py (`hide_private`); a page
 whose frontmatter does not parse was stored private by the indexer, so it
 fails closed here too. Names to pages are in pages_names.py; search, the page
 files and put_page in pages_files.py.
@@ -22,12 +22,12 @@ from typing import Any
 
 import psycopg
 
-from ....indexer.pages.store import LINKS_PER_DIRECTION, TASK_DATE
-from ....indexer.pages.store_types import (Backlink, ChangedPage, Chunk, LinkEnd, LinkedTask, ListedPage,
+from ...indexer.pages.store import LINKS_PER_DIRECTION, TASK_DATE
+from ...indexer.page_policy.page_types import (Backlink, ChangedPage, Chunk, LinkEnd, LinkedTask, ListedPage,
                                            PageCounts, PageDating, PageHead, PageLinks, TimelineEntry)
-from ....indexer.pages.visible import hide_private
-from ....indexer.vault.slugs import path_to_slug
-from ....indexer.vault.visibility import Viewer
+from ...indexer.page_policy.visible import hide_private
+from ...indexer.vault.slugs import path_to_slug
+from ...indexer.vault.visibility import Viewer
 from .pages_files import PgFileReads
 from .pages_names import HEAD, PgNameLookups, head_of
 
