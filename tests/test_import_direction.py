@@ -25,10 +25,11 @@ VERSION = ("brain.__version__",)
 MAY_IMPORT = {
     "brain.daemon.protocol": ("brain.daemon.protocol", "brain.indexer"),
     "brain.daemon.stores": ("brain.daemon.stores", "brain.daemon.protocol", "brain.indexer"),
-    # the PostgreSQL backend: the contracts it implements and the facts ranking's policy (its words,
-    # fusion and constants in brain.daemon.facts), never the rest of the daemon
+    # the PostgreSQL backend: the contracts it implements and the policy it shares with the embedded
+    # stores (facts: brain.daemon.stores.fact_*; pages: brain.indexer.page_policy), never the embedded
+    # stores themselves nor the rest of the daemon
     "brain.daemon.postgres": ("brain.daemon.postgres", "brain.daemon.stores", "brain.daemon.protocol",
-                              "brain.daemon.facts", "brain.indexer"),
+                              "brain.indexer"),
     "brain.daemon.facts": ("brain.daemon.facts", "brain.daemon.stores", "brain.daemon.protocol",
                            "brain.daemon.private_files", "brain.indexer"),
     "brain.daemon.verbs": ("brain.daemon.verbs", "brain.daemon.stores", "brain.daemon.protocol", "brain.daemon.facts", "brain.daemon.llm",

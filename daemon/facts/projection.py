@@ -18,9 +18,10 @@ import logging
 import threading
 import time
 
-from .dates import date_words
+from ..stores.fact_dates import date_words
+from ..stores.fact_scope import normalize_text
 from .ids import claimed_in, derived_id, line_digest
-from .schema import BAD_RECORD, COLUMNS, normalize_text
+from .schema import BAD_RECORD, COLUMNS
 from .sources import Source
 
 log = logging.getLogger("brain.facts")

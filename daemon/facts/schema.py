@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sqlite3
 
 from ...indexer.vault.timestamps import now_iso
@@ -85,11 +84,6 @@ COLUMNS = (
 # what a record whose fields have the wrong shape raises when applied
 BAD_RECORD = (KeyError, TypeError, ValueError, OverflowError,
                sqlite3.InterfaceError, sqlite3.ProgrammingError, sqlite3.IntegrityError)
-
-
-def normalize_text(text: str) -> str:
-    """What makes two facts 'the same text': case and whitespace ignored."""
-    return re.sub(r"\s+", " ", text).strip().lower()
 
 
 def contains_ci(text, needle) -> bool:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from ...indexer.vault.visibility import Viewer
 from ..stores.facts import FactScope, Order
-from .schema import normalize_text, scope_clauses
+from ..stores.fact_scope import hides_private, normalize_text
+from .schema import scope_clauses
 
 SqlArgs = list[str | int | float | None]
 
@@ -80,12 +81,6 @@ _ONE_VALUE = (
     ("valid_through", "valid_from <= ?"),
     ("saved_since", "created_at >= ?"),
 )
-
-
-def hides_private(viewer: Viewer) -> bool:
-    """Whether only world facts may be read. Stricter than `Viewer.may_see`: a visibility that
-    is neither "world" nor "private" (a hand-edited log) is hidden too, so privacy fails closed."""
-    return not viewer.sees_private
 
 
 def clauses(scope: FactScope, viewer: Viewer, now: str | None = None) -> tuple[list[str], SqlArgs]:

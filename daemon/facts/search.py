@@ -34,55 +34,19 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .dates import query_date_words
 from .neighbours import neighbours
 from .scope_sql import ORDER_SQL, clauses as scope_clauses
-from ...indexer.vault.timestamps import utcnow
 from ...indexer.vault.visibility import Viewer
+from ..stores.fact_neighbours import both_ways
+from ..stores.fact_ranking import (COMMON_WINDOW, DATE_WEIGHT, DEPTH, TEXT_WEIGHT, VECTOR_FLOOR, common_cap,
+                                   common_in, content_words, fuse, keyword_words, little_shares, query_vector)
 from ..stores.facts import Fact, FactScope, Order
 
 if TYPE_CHECKING:
     from ..stores.vectors import FactVectorsStore
     from .reads import FactReads
 
-DEPTH = 50             # candidates each arm contributes to the fusion
 SCOPE_CAP = 20_000     # most facts a scoped vector search scores
-MAX_TERMS = 32
-# cosine a vector-only hit needs: `bench/retrieval_eval.py --calibrate` (Youden's J over evidence
-# turns vs. the nearest turn of unanswerable questions) said 0.55 on the project's own set; 0.4
-# keeps that set's unanswerable questions as empty and finds more answers on the tune set
-VECTOR_FLOOR = 0.4
-TEXT_WEIGHT, DATE_WEIGHT = 1.0, 0.3
-# chosen on bench/data/hard/conv_a.md (`bench/retrieval_eval.py --set hard-tune`), never on the report set
-KEYWORD_SHARE = 0.3     # weight of the BM25 (relative to the best keyword hit) beside the cosine
-NEIGHBOUR_SHARE = 0.5   # share of the best neighbour's score a fact adds to its own ...
-DISTANCE_DECAY = 0.5    # ... times this for each turn further away (neighbours.WINDOW turns at most)
-SAYS_LITTLE = 5         # a fact with n < this many content words keeps n / SAYS_LITTLE of its own score
-NEIGHBOUR_FLOOR = 0.15  # cosine a fact that matched nothing itself needs to come with a neighbour
-COMMON_SHARE = 0.2      # a word in more than this share of the facts' text is left out of the keyword arm
-COMMON_MIN_FACTS = 20   # ... once there are enough facts to say
-COMMON_WINDOW = 2000    # ... counted among the latest this many facts
-
-STOPWORDS = frozenset("""
-a about after again all also am an and any are as at be been before being both but by can could did do does
-doing done for from had has have having he her here hers him his how i if in into is it its itself just me
-more most my no nor not now of off on once only or other our ours out over own same she should so some such
-than that the their theirs them then there these they this those through to too under until up very was we
-were what when where which while who whom why will with would you your yours s t d ll m re ve tell know
-""".split())
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-
-def content_words(query: str) -> list[str]:
-    """The query's content words and the words of the dates it names, lower-cased, each once."""
-    words: list[str] = []
-    for w in _WORD.findall(f"{query} {query_date_words(query, utcnow().date())}".lower()):
-        w = w.strip("_")
-        if w and w not in STOPWORDS and w not in words:
-            words.append(w)
-            if len(words) >= MAX_TERMS:
-                break
-    return words
 
 
 def _common(store, words: list[str], clauses: list[str], params: list) -> list[str]:
@@ -102,31 +66,17 @@ def _common(store, words: list[str], clauses: list[str], params: list) -> list[s
         where = " AND ".join(window + [f"({c})" for c in clauses]) or "1"
         args = ([row[0]] if row else []) + list(params)
         total = store.db.execute(f"SELECT COUNT(*) FROM facts WHERE {where}", args).fetchone()[0]
-        if total < COMMON_MIN_FACTS:
-            return []
-        cap = int(total * COMMON_SHARE) + 1
+        cap = common_cap(total)
         sql = (f"SELECT COUNT(*) FROM (SELECT 1 FROM facts_fts JOIN facts ON facts.id = facts_fts.rowid "
                f"WHERE facts_fts MATCH ? AND {where} LIMIT ?)")
-        return [w for w in words if store.db.execute(sql, [f'text : "{w}"', *args, cap]).fetchone()[0] >= cap]
+        return common_in(((w, store.db.execute(sql, [f'text : "{w}"', *args, cap]).fetchone()[0]) for w in words),
+                         total)
 
 
 def keyword_expression(words: list[str], common: list[str]) -> str | None:
-    """The FTS5 query: the words not in `common` (all of them when every word is common)."""
-    words = [w for w in words if w not in common] or words
+    """The FTS5 query: fact_ranking.keyword_words, any of them."""
+    words = keyword_words(words, common)
     return " OR ".join(f'"{w}"' for w in words) if words else None
-
-
-def query_vector(vectors, query: str, common: list[str]):
-    """The query's vector; with common words, the mean of it and the vector of the query
-    without them, so a name in every turn weighs half as much in the cosine."""
-    q = vectors.query_vector(query)
-    if not common:
-        return q
-    rest = re.sub(r"\b(?:" + "|".join(map(re.escape, common)) + r")(?:'s)?\b", " ", query, flags=re.I)
-    if not any(w.lower() not in STOPWORDS for w in _WORD.findall(rest)):
-        return q
-    mean = q + vectors.query_vector(rest)
-    return mean / float(np.linalg.norm(mean))
 
 
 _ORDER = f"bm25(facts_fts, {TEXT_WEIGHT}, {DATE_WEIGHT}), facts_fts.rowid DESC"
@@ -189,59 +139,6 @@ def _filtered_top(store, top, clauses: list[str], params: list, depth: int) -> l
         k *= 4
 
 
-def _symmetric(pairs: dict[int, list[tuple[int, int]]]) -> dict[int, dict[int, int]]:
-    out: dict[int, dict[int, int]] = {}
-    for i, js in pairs.items():
-        for j, d in js:
-            for a, b in ((i, j), (j, i)):
-                out.setdefault(a, {})[b] = min(d, out.get(a, {}).get(b, d))
-    return out
-
-
-def fuse(ids: set[int], keyword: dict[int, float], cosine: dict[int, float], near: dict[int, dict[int, int]],
-         floor: float, hybrid: bool, limit: int,
-         weigh: Callable[[list[int]], dict[int, float]] | None = None) -> list[int]:
-    """The best `limit` fact ids, best first: each fact's own score (cosine plus KEYWORD_SHARE
-    of its BM25 relative to the best keyword hit; BM25 alone without vectors) times its
-    weight (`weigh(ids)`, at most 1: `says_little`), plus NEIGHBOUR_SHARE × DISTANCE_DECAY **
-    (turns apart - 1) of its best neighbour's own score, unweighted: "what? to what" says
-    little itself, but it lends what it matched to "Mango", the turn that answers it. A fact
-    is returned when it matched (a keyword hit, or a cosine at or above `floor`: a query
-    that matches nothing returns nothing), or when a neighbour matched and its own cosine is
-    not unrelated (NEIGHBOUR_FLOOR): "look at this!" comes with the turn before it, an
-    unrelated note saved next to a hit does not."""
-    top = max(keyword.values(), default=0.0) or 1.0
-    own = {}
-    for fid in ids:
-        kw = keyword.get(fid, 0.0) / top
-        own[fid] = cosine.get(fid, 0.0) + KEYWORD_SHARE * kw if hybrid else kw
-    matched = {fid for fid in ids if fid in keyword or cosine.get(fid, 0.0) >= floor}
-    lent = {}
-    for fid in ids:
-        around = near.get(fid, {})
-        if fid not in matched and (not hybrid or cosine.get(fid, 0.0) < NEIGHBOUR_FLOOR
-                                   or not any(n in matched for n in around)):
-            continue
-        lent[fid] = NEIGHBOUR_SHARE * max(
-            (DISTANCE_DECAY ** (d - 1) * own.get(n, 0.0) for n, d in around.items()), default=0.0)
-    # a weight only lowers a score: weigh the facts best first by their unweighted score, and
-    # stop once `limit` weighted scores beat every unweighted one left (the same answer as
-    # weighing all of them, for the price of a few dozen)
-    upper = sorted(lent, key=lambda fid: (-(own[fid] + lent[fid]), -fid))
-    scores: dict[int, float] = {}
-    for at in range(0, len(upper), 2 * limit):
-        if len(scores) >= limit and sorted(scores.values())[-limit] > own[upper[at]] + lent[upper[at]]:
-            break
-        batch = upper[at:at + 2 * limit]
-        weight = weigh(batch) if weigh else {}
-        for fid in batch:
-            scores[fid] = own[fid] * weight.get(fid, 1.0) + lent[fid]
-    return sorted(scores, key=lambda fid: (-scores[fid], -fid))[:limit]
-
-
-_SPEAKER = re.compile(r"^[^\W\d][\w .'-]{0,39}:\s")  # "Tom: ", "Mary-Jane O'Neil: "
-
-
 def says_little(store, ids: list[int]) -> dict[int, float]:
     """fact id -> the share of its own score a fact keeps for how little it says: its content
     words (after a leading speaker label) over SAYS_LITTLE, for the facts with fewer. "how's Sam"
@@ -254,16 +151,6 @@ def says_little(store, ids: list[int]) -> dict[int, float]:
     with store.lock:
         rows = store.db.execute(f"SELECT id, fact FROM facts WHERE id IN ({marks})", sorted(ids)).fetchall()
     return little_shares(rows)
-
-
-def little_shares(rows) -> dict[int, float]:
-    """says_little's rule over (id, text) rows, whichever store read them."""
-    out = {}
-    for fid, text in rows:
-        n = sum(1 for w in _WORD.findall(_SPEAKER.sub("", text, count=1).lower()) if w not in STOPWORDS)
-        if n < SAYS_LITTLE:
-            out[fid] = n / SAYS_LITTLE
-    return out
 
 
 def rank_facts(store: "FactReads", vectors: "FactVectorsStore | None", query: str, scope: FactScope, viewer: Viewer,
@@ -291,7 +178,7 @@ def rank_facts(store: "FactReads", vectors: "FactVectorsStore | None", query: st
     around = _in_scope(store, sorted(around), clauses, args)
     if vectors is not None:
         cosine.update(vectors.cosines(qv, sorted((found | around) - set(cosine))))
-    ids = fuse(found | around, keyword, cosine, _symmetric(pairs), floor, vectors is not None, limit,
+    ids = fuse(found | around, keyword, cosine, both_ways(pairs), floor, vectors is not None, limit,
                lambda batch: says_little(store, batch))
     if not ids:
         return []

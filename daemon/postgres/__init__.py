@@ -28,8 +28,8 @@ never loads it.
 
 A peer of the embedded stores (indexer/pages, daemon/facts), not built on them.
 
-May import: `brain.daemon.stores` (the contracts), `brain.daemon.protocol`,
-`brain.indexer` (the policy both page backends share, in `indexer/page_policy`) and
-`brain.daemon.facts` for the facts ranking's policy and text forms (search.py's
-words, fusion and constants, dates.py, schema.normalize_text), so both backends
-rank alike. Never verbs, the server, HTTP or the CLI."""
+May import: `brain.daemon.stores` (the contracts, and the policy both facts
+backends share: `fact_scope`, `fact_ranking`, `fact_neighbours`, `fact_dates`),
+`brain.daemon.protocol` and `brain.indexer` (the policy both page backends
+share, in `indexer/page_policy`), so both backends rank alike. Never the
+embedded facts store (`brain.daemon.facts`), verbs, the server, HTTP or the CLI."""

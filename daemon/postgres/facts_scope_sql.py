@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ...indexer.vault.timestamps import now_iso
 from ...indexer.vault.visibility import Viewer
-from ..facts.schema import normalize_text
+from ..stores.fact_scope import hides_private, normalize_text
 from ..stores.facts import FactScope, Order
 
 SqlArgs = list[object]
@@ -108,12 +108,6 @@ def narrowing(scope: FactScope) -> tuple[list[str], SqlArgs]:
         where.append("strpos(folded, %s) > 0")
         args.append(scope.grep.lower())
     return where, args
-
-
-def hides_private(viewer: Viewer) -> bool:
-    """Whether only world facts may be read: any visibility but "world" is hidden then, so a
-    value nobody expected fails closed."""
-    return not viewer.sees_private
 
 
 def visibility(viewer: Viewer) -> list[str]:

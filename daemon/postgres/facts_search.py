@@ -1,8 +1,9 @@
 """Facts ranked by what they say, in PostgreSQL (docs/architecture.md, "Facts ranking").
 
-The embedded ranking's policy (daemon/facts/search.py: the query's content
-and date words, common words, the fusion by score with neighbours, every
-constant) is used as it is; only the two arms and the neighbours are SQL here:
+The ranking's policy both stores share (daemon/stores/fact_ranking.py: the
+query's content and date words, common words, the fusion by score with
+neighbours, every constant) is used as it is; only the two arms and the
+neighbours are SQL here:
 
 - keyword: each fact's `document` (facts_store.py: its text's words weight A,
   its date words D, English stemming, GIN-indexed). A fact's score is the sum,
@@ -26,16 +27,15 @@ caller's ranking never reads a private fact.
 from __future__ import annotations
 
 import math
-from datetime import datetime
 from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
 import psycopg
 
 from ...indexer.vault.visibility import Viewer
-from ..facts.neighbours import NEIGHBOUR_GAP_S, WINDOW
-from ..facts.search import (COMMON_MIN_FACTS, COMMON_SHARE, COMMON_WINDOW, DATE_WEIGHT, DEPTH, TEXT_WEIGHT,
-                             VECTOR_FLOOR, content_words, fuse, little_shares, query_vector)
+from ..stores.fact_neighbours import WINDOW, Step, both_ways, walk
+from ..stores.fact_ranking import (COMMON_WINDOW, DATE_WEIGHT, DEPTH, TEXT_WEIGHT, VECTOR_FLOOR, common_in,
+                                   content_words, fuse, keyword_words, little_shares, query_vector)
 from ..stores.facts import Fact, FactScope, Order
 from .facts_scope_sql import ORDER_SQL, SqlArgs, clauses as scope_clauses, where_sql
 from .page_load import vector_text
@@ -108,16 +108,11 @@ def _any_of(words: Iterable[str]) -> str:
 
 
 def common_words(conn: psycopg.Connection, words: list[str], where: list[str], args: SqlArgs) -> list[str]:
-    """The words in more than COMMON_SHARE of the text of the latest COMMON_WINDOW facts in scope,
-    counted among the facts the caller may see (daemon/facts/search.py `_common` says why)."""
+    """fact_ranking.common_in, counted here among the latest facts in scope the caller may see."""
     if not words:
         return []
     rows = conn.execute(_COMMON.format(where=where_sql(where)), [*args, COMMON_WINDOW, words]).fetchall()
-    total = int(rows[0][2]) if rows else 0
-    if total < COMMON_MIN_FACTS:
-        return []
-    cap = int(total * COMMON_SHARE) + 1
-    return [w for w, n, _ in rows if n >= cap]
+    return common_in(((w, int(n)) for w, n, _ in rows), int(rows[0][2]) if rows else 0)
 
 
 def keyword_ranked(conn: psycopg.Connection, words: list[str], where: list[str], args: SqlArgs,
@@ -147,39 +142,25 @@ def in_scope(conn: psycopg.Connection, ids: Iterable[int], where: list[str], arg
 
 
 def neighbours(conn: psycopg.Connection, ids: list[int]) -> dict[int, dict[int, int]]:
-    """fact id -> {neighbour id: turns apart}, both ways (daemon/facts/neighbours.py says what a
-    neighbour is: each step along the conversation at most NEIGHBOUR_GAP_S after the one before,
-    never through a fact filed under an entity)."""
-    out: dict[int, dict[int, int]] = {}
+    """fact id -> {neighbour id: turns apart}, both ways (stores/fact_neighbours.py says what a
+    neighbour is)."""
+    pairs: dict[int, list[tuple[int, int]]] = {}
     if not ids:
-        return out
-    walk: tuple[int, int] | None = None
-    last, stopped = 0.0, False
-    for fid, created, way, step, other, entity, other_created in conn.execute(
+        return {}
+    walks: dict[tuple[int, int], tuple[str, list[Step]]] = {}
+    for fid, created, way, _, other, entity, other_created in conn.execute(
             _NEIGHBOURS, {"window": WINDOW, "ids": ids}).fetchall():
-        if walk != (fid, way):   # a new walk away from fid
-            walk, last, stopped = (fid, way), _seconds(created), False
-        if stopped:
-            continue
-        at = _seconds(other_created)
-        if entity is not None or abs(at - last) > NEIGHBOUR_GAP_S:
-            stopped = True
-            continue
-        last = at
-        for a, b in ((int(fid), int(other)), (int(other), int(fid))):
-            out.setdefault(a, {})[b] = min(int(step), out.get(a, {}).get(b, int(step)))
-    return out
+        walks.setdefault((int(fid), int(way)), (created, []))[1].append((int(other), entity, other_created))
+    for (fid, _), (created, steps) in walks.items():
+        pairs.setdefault(fid, []).extend(walk(created, steps))
+    return both_ways(pairs)
 
 
 def says_little(conn: psycopg.Connection, ids: list[int]) -> dict[int, float]:
-    """daemon/facts/search.py's says_little, read from this store."""
+    """fact_ranking.little_shares, read from this store."""
     if not ids:
         return {}
     return little_shares(conn.execute("SELECT id, fact FROM facts WHERE id = ANY(%s)", (sorted(ids),)).fetchall())
-
-
-def _seconds(ts: str) -> float:
-    return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
 
 
 class _VectorArm:
@@ -221,7 +202,7 @@ def rank_facts(store: "PgFactsStore", vectors: "FactVectorsStore | None", query:
     with store.conn() as conn:
         common = common_words(conn, words, where, args)
         # without vectors a common word stays (daemon/facts/search.py says why)
-        kept = ([w for w in words if w not in common] or words) if vectors is not None else words
+        kept = keyword_words(words, common) if vectors is not None else words
         keyword = keyword_ranked(conn, kept, where, args, depth)
         cosine: dict[int, float] = {}
         arm = None

@@ -31,9 +31,9 @@ import psycopg
 
 from ...indexer.vault.timestamps import now_iso
 from ...indexer.vault.visibility import Viewer
-from ..facts.dates import date_words
-from ..facts.schema import normalize_text
 from ..protocol.errors import InvalidParams, Unavailable
+from ..stores.fact_dates import date_words
+from ..stores.fact_scope import normalize_text
 from ..stores.facts import Fact, FactCounts, FactScope, Order
 from .connections import Connections
 from .facts_scope_sql import ORDER_SQL, SqlArgs, active, clauses, storable, visibility, where_sql
