@@ -19,9 +19,9 @@ import threading
 import time
 
 from ..stores.fact_dates import date_words
-from ..stores.fact_scope import normalize_text
+from ..stores.fact_scope import COLUMNS, normalize_text
 from .ids import claimed_in, derived_id, line_digest
-from .schema import BAD_RECORD, COLUMNS
+from .schema import BAD_RECORD
 from .sources import Source
 
 log = logging.getLogger("brain.facts")

@@ -9,21 +9,15 @@ from __future__ import annotations
 import sqlite3
 import threading
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
-from ...indexer.vault.timestamps import now_iso
 from ...indexer.vault.visibility import Viewer
+from ..stores.fact_scope import COLUMNS, SqlArgs, active, as_fact, hides_private, visibility, where_sql
 from ..stores.facts import Fact, FactCounts, FactScope
-from .schema import COLUMNS
-from .scope_sql import ORDER_SQL, SqlArgs, clauses, hides_private
+from .scope_sql import ORDER_SQL, SQLITE, clauses
 
 if TYPE_CHECKING:
     from ..stores.vectors import FactVectorsStore
-
-
-def as_fact(row: Sequence[object]) -> Fact:
-    """A `facts` row read with COLUMNS as a Fact (the columns are the fields, in order)."""
-    return Fact(*row)  # type: ignore[arg-type]
 
 
 class FactReads:
@@ -41,10 +35,7 @@ class FactReads:
         """Facts matching every clause, in `order`: for this package's modules only (the
         clauses come from scope_sql.py, the order from its ORDER_SQL)."""
         self.refresh()
-        sql = f"SELECT {COLUMNS} FROM facts"
-        if where:
-            sql += " WHERE " + " AND ".join(f"({c})" for c in where)
-        sql += f" ORDER BY {order}"
+        sql = f"SELECT {COLUMNS} FROM facts{where_sql(where)} ORDER BY {order}"
         params = list(args)
         if limit is not None:
             sql += " LIMIT ?"
@@ -55,11 +46,8 @@ class FactReads:
             return [as_fact(r) for r in cur.execute(sql, params).fetchall()]
 
     def get(self, fid: int, viewer: Viewer) -> Fact | None:
-        self.refresh()
-        sql = f"SELECT {COLUMNS} FROM facts WHERE id=?" + (" AND visibility = 'world'" if hides_private(viewer) else "")
-        with self.lock:
-            row = self.db.execute(sql, (fid,)).fetchone()
-        return as_fact(row) if row else None
+        rows = self.select(["id = ?", *visibility(viewer)], [fid], "id", 1)
+        return rows[0] if rows else None
 
     def listed(self, scope: FactScope, viewer: Viewer, limit: int | None) -> list[Fact]:
         where, args = clauses(scope, viewer)
@@ -72,24 +60,20 @@ class FactReads:
 
     def count(self, scope: FactScope, viewer: Viewer, cap: int) -> int:
         where, args = clauses(scope, viewer)
-        sql = "SELECT COUNT(*) FROM (SELECT 1 FROM facts"
-        if where:
-            sql += " WHERE " + " AND ".join(f"({c})" for c in where)
+        sql = f"SELECT COUNT(*) FROM (SELECT 1 FROM facts{where_sql(where)} LIMIT ?)"
         self.refresh()
         with self.lock:
-            n: int = self.db.execute(sql + " LIMIT ?)", [*args, cap]).fetchone()[0]
+            n: int = self.db.execute(sql, [*args, cap]).fetchone()[0]
         return n
 
     def counts(self, viewer: Viewer) -> FactCounts:
-        world = " AND visibility = 'world'" if hides_private(viewer) else ""
+        world = visibility(viewer)
+        live, now = active(SQLITE)
         self.refresh()
         with self.lock:
-            total = self.db.execute("SELECT COUNT(*) FROM facts WHERE 1=1" + world).fetchone()[0]
-            active = self.db.execute(
-                "SELECT COUNT(*) FROM facts WHERE expired_at IS NULL AND (valid_until IS NULL OR valid_until > ?)"
-                + world, (now_iso(),),
-            ).fetchone()[0]
-        return {"facts": total, "active_facts": active, "bad_log_lines": len(self.bad_lines)}
+            total: int = self.db.execute(f"SELECT COUNT(*) FROM facts{where_sql(world)}").fetchone()[0]
+            active_n: int = self.db.execute(f"SELECT COUNT(*) FROM facts{where_sql([*live, *world])}", now).fetchone()[0]
+        return {"facts": total, "active_facts": active_n, "bad_log_lines": len(self.bad_lines)}
 
     def by_call_key(self, key: str, viewer: Viewer) -> Fact | None:
         with self.lock:

@@ -36,8 +36,9 @@ from ...indexer.vault.visibility import Viewer
 from ..stores.fact_neighbours import WINDOW, Step, both_ways, walk
 from ..stores.fact_ranking import (COMMON_WINDOW, DATE_WEIGHT, DEPTH, TEXT_WEIGHT, VECTOR_FLOOR, common_in,
                                    content_words, fuse, keyword_words, little_shares, query_vector)
+from ..stores.fact_scope import SqlArgs, where_sql
 from ..stores.facts import Fact, FactScope, Order
-from .facts_scope_sql import ORDER_SQL, SqlArgs, clauses as scope_clauses, where_sql
+from .facts_scope_sql import ORDER_SQL, clauses as scope_clauses
 from .page_load import vector_text
 
 if TYPE_CHECKING:

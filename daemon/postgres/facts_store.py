@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from contextlib import AbstractContextManager, contextmanager
-from typing import TYPE_CHECKING, Callable, Iterator, Sequence, TypeVar
+from typing import TYPE_CHECKING, Callable, Iterator, TypeVar
 
 import psycopg
 
@@ -33,10 +33,10 @@ from ...indexer.vault.timestamps import now_iso
 from ...indexer.vault.visibility import Viewer
 from ..protocol.errors import InvalidParams, Unavailable
 from ..stores.fact_dates import date_words
-from ..stores.fact_scope import normalize_text
+from ..stores.fact_scope import COLUMNS, SqlArgs, as_fact, normalize_text, visibility, where_sql
 from ..stores.facts import Fact, FactCounts, FactScope, Order
 from .connections import Connections
-from .facts_scope_sql import ORDER_SQL, SqlArgs, active, clauses, storable, visibility, where_sql
+from .facts_scope_sql import ORDER_SQL, active, clauses, storable
 from .facts_vector_rows import FactVectorRows
 from .page_load import words
 from .schema import MIGRATION_LOCK
@@ -45,8 +45,6 @@ if TYPE_CHECKING:
     from ..stores.vectors import FactVectorsStore
 
 FACTS_LOCK = MIGRATION_LOCK + 1
-COLUMNS = ("id, fact, kind, entity_slug, visibility, source, source_session, context, confidence, "
-           "notability, valid_from, valid_until, created_at, expired_at, expire_reason, superseded_by")
 # the keyword document: the text's words weigh A, its date words D (facts_search.py ranks with them)
 DOCUMENT = "setweight(to_tsvector('english', %s), 'A') || setweight(to_tsvector('english', %s), 'D')"
 # the settings of this store's sessions: a filtered HNSW scan goes on until it has its LIMIT (pgvector 0.8)
@@ -79,11 +77,6 @@ _FORGET = """
 UPDATE facts SET expired_at = %s, expire_reason = %s, change = nextval('facts_change_seq')
 WHERE id = %s AND expired_at IS NULL
 """
-
-
-def as_fact(row: Sequence[object]) -> Fact:
-    """A `facts` row read with COLUMNS as a Fact (the columns are the fields, in order)."""
-    return Fact(*row)  # type: ignore[arg-type]
 
 
 def stored_key(key: str) -> str:

@@ -14,6 +14,8 @@ What both facts backends share and that holds no connection, beside the facts co
     fact_neighbours  what a fact's neighbours are (the walk along a conversation)
     fact_dates       the date words a fact and a question are found by
 
+and what both cursors stores keep: `cursor_limits` (idle time, row caps, who loses rows).
+
 Verbs and the CLI call these methods by intent; no SQL text and no SQL
 fragment crosses a contract, and every read takes the viewer it is for and
 applies visibility itself (docs/architecture.md, "Stores"). The embedded
