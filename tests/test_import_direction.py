@@ -149,7 +149,7 @@ def test_the_rules_catch_a_planted_import():
         (Path("daemon/server/engine.py"), "from ..client.spawn import connect_or_start\n"),
         (Path("daemon/verbs/recall.py"), "def f():\n    from ..server import socket\n"),
         (Path("daemon/protocol/dispatch.py"), "from ..verbs import recall\n"),
-        (Path("daemon/places.py"), "from .facts.store import FactsStore\n"),
+        (Path("daemon/places.py"), "from .facts.store import SqliteFactsStore\n"),
         (Path("indexer/vault/scan.py"), "import brain.daemon.config\n"),
         (Path("indexer/vault/parse.py"), "from ..pages.db import open_db\n"),
         (Path("indexer/embeddings/vectors.py"), "def f():\n    from ..pages import search\n"),

@@ -262,10 +262,10 @@ def test_a_turn_rises_with_its_neighbour_of_the_same_session_id_whatever_its_pro
 
 def test_both_backends_list_the_same_facts_in_the_same_order(pg_migrated_dsn, tmp_path):
     """Every scope field and order, over the same writes: the same facts, in the same order."""
-    from brain.daemon.facts.store import FactsStore as EmbeddedFactsStore
+    from brain.daemon.facts.store import SqliteFactsStore
     from brain.daemon.stores.facts import Order
 
-    embedded = EmbeddedFactsStore(tmp_path / "facts.jsonl", tmp_path / "facts.sqlite")
+    embedded = SqliteFactsStore(tmp_path / "facts.jsonl", tmp_path / "facts.sqlite")
     pg = _store(pg_migrated_dsn)
     for store in (embedded, pg):
         ids = [_add(store, f"Fact {i}: Ünïcode TEA {'x' * i}", entity=("people/alice" if i % 3 else None),
@@ -371,7 +371,7 @@ def test_both_backends_find_the_same_neighbours(pg_migrated_dsn, tmp_path):
     """A conversation is its session_id whatever each turn's provenance; without one, its provenance
     (daemon/facts/neighbours.py). The same writes give the same neighbours on both backends."""
     from brain.daemon.facts.neighbours import neighbours as embedded_neighbours
-    from brain.daemon.facts.store import FactsStore as EmbeddedFactsStore
+    from brain.daemon.facts.store import SqliteFactsStore
     from brain.daemon.postgres.facts_search import neighbours as pg_neighbours
 
     # (name, provenance, session_id, entity, minute saved)
@@ -393,7 +393,7 @@ def test_both_backends_find_the_same_neighbours(pg_migrated_dsn, tmp_path):
         return {(names[f], names[n], d) for f, near in neighbours_of(sorted(ids.values())).items()
                 for n, d in (near.items() if isinstance(near, dict) else near)}
 
-    embedded = EmbeddedFactsStore(tmp_path / "facts.jsonl", tmp_path / "facts.sqlite")
+    embedded = SqliteFactsStore(tmp_path / "facts.jsonl", tmp_path / "facts.sqlite")
     pg = _store(pg_migrated_dsn)
     with pg.conn() as conn:
         got = {"embedded": found(embedded, lambda ids: embedded_neighbours(embedded, ids)),

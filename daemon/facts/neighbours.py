@@ -4,6 +4,7 @@ neighbour is, docs/architecture.md "Facts ranking") along this store's SQLite in
 from __future__ import annotations
 
 from ..stores.fact_neighbours import WINDOW, walk
+from .rows import Cache, marks
 
 # the facts saved just after (or before) one, in its conversation: by session_id when it has one
 # (steps along facts_session), else by provenance among the facts without (along facts_thread)
@@ -15,17 +16,16 @@ _STEPS = {(by_session, way): _STEP.format(same=_BY_SESSION if by_session else _B
           for by_session in (True, False) for way, order in (("<", "DESC"), (">", "ASC"))}
 
 
-def neighbours(store, ids: list[int], window: int | None = None) -> dict[int, list[tuple[int, int]]]:
+def neighbours(store: Cache, ids: list[int], window: int | None = None) -> dict[int, list[tuple[int, int]]]:
     """fact id -> (neighbour id, how many turns away) for the facts saved up to `window` turns
     before and after it (fact_neighbours.walk)."""
     window = WINDOW if window is None else window
     if not ids:
         return {}
-    marks = ",".join("?" * len(ids))
     out: dict[int, list[tuple[int, int]]] = {}
     with store.lock:
         rows = store.db.execute(f"SELECT id, source, source_session, created_at FROM facts "
-                                f"WHERE id IN ({marks}) AND entity_slug IS NULL", ids).fetchall()
+                                f"WHERE id IN ({marks(ids)}) AND entity_slug IS NULL", ids).fetchall()
         for fid, source, session, created in rows:
             same = (session,) if session else (source, session)
             for way in ("<", ">"):

@@ -47,7 +47,7 @@ class LogShrank(OSError):
 
 
 class Projection:
-    """Mixin of FactsStore, which brings `db`, `lock`, `sources()` and `rebuild()`."""
+    """Mixin of SqliteFactsStore, which brings `db`, `lock`, `sources()` and `rebuild()`."""
 
     def _projection_state(self) -> None:
         self.bad_lines: list[tuple[int, str]] = []

@@ -1,6 +1,6 @@
 """The facts store's reads: every one takes the viewer it is for and filters inside (docs/architecture.md, "Stores").
 
-A mixin of `FactsStore` (store.py), which brings `db`, `lock`, `refresh()`,
+A mixin of `SqliteFactsStore` (store.py), which brings `db`, `lock`, `refresh()`,
 `catch_up()`, `bad_lines` and, once the model has loaded, `vectors`.
 """
 
@@ -12,9 +12,12 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 from ...indexer.vault.visibility import Viewer
-from ..stores.fact_scope import COLUMNS, SqlArgs, active, as_fact, hides_private, visibility, where_sql
-from ..stores.facts import Fact, FactCounts, FactScope
+from ..stores.fact_ranking import in_rank_order, rank_facts
+from ..stores.fact_scope import SqlArgs, active, hides_private, visibility, where_sql
+from ..stores.facts import Fact, FactCounts, FactScope, Order
+from .rows import marks, select
 from .scope_sql import ORDER_SQL, SQLITE, clauses
+from .search import CacheCandidates
 
 if TYPE_CHECKING:
     from ..stores.vectors import FactVectorsStore
@@ -32,18 +35,10 @@ class FactReads:
         def catch_up(self) -> int: ...  # projection.py
 
     def select(self, where: list[str], args: SqlArgs, order: str, limit: int | None) -> list[Fact]:
-        """Facts matching every clause, in `order`: for this package's modules only (the
-        clauses come from scope_sql.py, the order from its ORDER_SQL)."""
+        """Facts matching every clause, in `order`, as the logs say now: for this package's modules
+        only (the clauses come from scope_sql.py, the order from its ORDER_SQL)."""
         self.refresh()
-        sql = f"SELECT {COLUMNS} FROM facts{where_sql(where)} ORDER BY {order}"
-        params = list(args)
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(limit)
-        with self.lock:
-            cur = self.db.cursor()
-            cur.row_factory = None  # plain tuples: a Fact is built from each (sqlite3.Row costs twice as much)
-            return [as_fact(r) for r in cur.execute(sql, params).fetchall()]
+        return select(self, where, args, order, limit)
 
     def get(self, fid: int, viewer: Viewer) -> Fact | None:
         rows = self.select(["id = ?", *visibility(viewer)], [fid], "id", 1)
@@ -54,9 +49,13 @@ class FactReads:
         return self.select(where, args, ORDER_SQL[scope.order], limit)
 
     def ranked(self, query: str, scope: FactScope, viewer: Viewer, limit: int) -> list[Fact]:
-        from .search import rank_facts
-
-        return rank_facts(self, self.vectors, query, scope, viewer, limit)
+        self.refresh()
+        where, args = clauses(scope, viewer)
+        ids = rank_facts(CacheCandidates(self, self.vectors, where, args, scope.narrows()), self.vectors, query, limit)
+        if not ids:
+            return []
+        return in_rank_order(select(self, [*where, f"id IN ({marks(ids)})"], [*args, *ids], ORDER_SQL[Order.ID], None),
+                             ids)
 
     def count(self, scope: FactScope, viewer: Viewer, cap: int) -> int:
         where, args = clauses(scope, viewer)

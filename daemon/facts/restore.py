@@ -26,7 +26,7 @@ _IDS_SHOWN = 20
 
 
 class Restorer:
-    """Mixin of FactsStore, which brings `db`, `lock`, `journal`, `_write` and `full_projections`."""
+    """Mixin of SqliteFactsStore, which brings `db`, `lock`, `journal`, `_write` and `full_projections`."""
 
     _acks_checked = -1  # the value of full_projections when the journal was last compared with the logs
 

@@ -43,7 +43,7 @@ log = logging.getLogger("brain.facts")
 READ_REFRESH_S = 1.0
 
 
-class FactsStore(Projection, Restorer, FactReads, FactVectorRows, HomeRows):
+class SqliteFactsStore(Projection, Restorer, FactReads, FactVectorRows, HomeRows):
     """Append facts to the log, mirror them into SQLite, answer queries.
 
     It implements the facts store contract (daemon/stores/facts.py); its reads are in reads.py,
@@ -51,12 +51,12 @@ class FactsStore(Projection, Restorer, FactReads, FactVectorRows, HomeRows):
 
     Given one log file, that file is read and written and ids count up from 1.
     Given a vault's `.brain` folder and this device's id file
-    (`FactsStore.for_vault`), every log there is read and this device writes
+    (`SqliteFactsStore.for_vault`), every log there is read and this device writes
     its own, minting ids in its slot (docs/architecture.md, "Two devices, one vault").
     """
 
     @classmethod
-    def for_vault(cls, brain_dir: Path, cache_db: Path, device_file: Path) -> "FactsStore":
+    def for_vault(cls, brain_dir: Path, cache_db: Path, device_file: Path) -> "SqliteFactsStore":
         return cls(None, cache_db, brain_dir=brain_dir, device_file=device_file)
 
     def __init__(self, log_path: Path | None, cache_db: Path, *, brain_dir: Path | None = None,

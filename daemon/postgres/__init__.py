@@ -13,7 +13,7 @@
     connections   connections to one database lent to a store's threads; migrates on first use
     facts_store   the facts contract (PgFactsStore): durable inserts, the facts lock, `facts_since`
     facts_scope_sql   a FactScope and a Viewer as SQL clauses (the only place they become SQL)
-    facts_search  facts ranked: tsvector keyword arm, pgvector arm, the embedded fusion
+    facts_search  what the shared facts ranking reads here (PgCandidates): tsvector and pgvector arms
     facts_vector_rows  the fact vectors' shelf (FactVectors stores into `fact_vectors`)
     facts_schema  the migrations of the facts, cursor and auth tables (versions 10-19)
     cursors_store delta's cursors (PgCursorStore)

@@ -1,4 +1,4 @@
-"""Facts ranked by what they say, in PostgreSQL (docs/architecture.md, "Facts ranking").
+"""What facts ranking reads from PostgreSQL: the candidates of the ranking both stores share (docs/architecture.md, "Facts ranking").
 
 The ranking's policy both stores share (daemon/stores/fact_ranking.py: the
 query's content and date words, common words, the fusion by score with
@@ -32,18 +32,13 @@ from typing import TYPE_CHECKING, Iterable
 import numpy as np
 import psycopg
 
-from ...indexer.vault.visibility import Viewer
 from ..stores.fact_neighbours import WINDOW, Step, both_ways, walk
-from ..stores.fact_ranking import (COMMON_WINDOW, DATE_WEIGHT, DEPTH, TEXT_WEIGHT, VECTOR_FLOOR, common_in,
-                                   content_words, fuse, keyword_words, little_shares, query_vector)
+from ..stores.fact_ranking import COMMON_WINDOW, DATE_WEIGHT, TEXT_WEIGHT, common_in
 from ..stores.fact_scope import SqlArgs, where_sql
-from ..stores.facts import Fact, FactScope, Order
-from .facts_scope_sql import ORDER_SQL, clauses as scope_clauses
 from .page_load import vector_text
 
 if TYPE_CHECKING:
-    from ..stores.vectors import FactVectorsStore
-    from .facts_store import PgFactsStore
+    from ..stores.vectors import FactVectorsStore, Vector
 
 # ts_rank's weights in its order {D, C, B, A}: date words, -, -, text
 RANK_WEIGHTS = [DATE_WEIGHT, 0.0, 0.0, TEXT_WEIGHT]
@@ -104,7 +99,7 @@ def _idf(docs: int, total: int) -> float:
 
 def _any_of(words: Iterable[str]) -> str:
     """A tsquery matching any of the words: each is letters, digits and underscores only
-    (search.content_words), so none can be read as a tsquery operator."""
+    (fact_ranking.content_words), so none can be read as a tsquery operator."""
     return " | ".join(words)
 
 
@@ -157,21 +152,59 @@ def neighbours(conn: psycopg.Connection, ids: list[int]) -> dict[int, dict[int, 
     return both_ways(pairs)
 
 
-def says_little(conn: psycopg.Connection, ids: list[int]) -> dict[int, float]:
-    """fact_ranking.little_shares, read from this store."""
-    if not ids:
-        return {}
-    return little_shares(conn.execute("SELECT id, fact FROM facts WHERE id = ANY(%s)", (sorted(ids),)).fetchall())
+class PgCandidates:
+    """fact_ranking.FactCandidates on one connection, for one scope's clauses (`where`, `args`):
+    the vector arm's cosines are SQL over the stored vectors, and the model's writer's own for the
+    facts whose vector it is still writing (FactVectors.pending), so a recall right after a
+    remember on the same front end finds it."""
+
+    def __init__(self, conn: psycopg.Connection, vectors: "FactVectorsStore | None", where: list[str],
+                 args: SqlArgs):
+        self.conn, self.vectors, self.where, self.args = conn, vectors, where, args
+        self._arm: _VectorArm | None = None
+
+    def common_words(self, words: list[str]) -> list[str]:
+        return common_words(self.conn, words, self.where, self.args)
+
+    def keyword(self, words: list[str], depth: int) -> dict[int, float]:
+        return keyword_ranked(self.conn, words, self.where, self.args, depth)
+
+    def _vector_arm(self, qv: "Vector") -> "_VectorArm | None":
+        if self.vectors is None:
+            return None
+        if self._arm is None or self._arm.qv is not qv:
+            self._arm = _VectorArm(self.conn, self.vectors, qv)
+        return self._arm
+
+    def nearest(self, qv: "Vector", depth: int) -> dict[int, float]:
+        arm = self._vector_arm(qv)
+        return arm.nearest(self.where, self.args, depth) if arm else {}
+
+    def cosines(self, qv: "Vector", ids: set[int]) -> dict[int, float]:
+        arm = self._vector_arm(qv)
+        return arm.cosines(ids) if arm else {}
+
+    def neighbours(self, ids: list[int]) -> dict[int, dict[int, int]]:
+        return neighbours(self.conn, ids)
+
+    def in_scope(self, ids: set[int]) -> set[int]:
+        return in_scope(self.conn, ids, self.where, self.args)
+
+    def texts(self, ids: list[int]) -> list[tuple[int, str]]:
+        if not ids:
+            return []
+        rows = self.conn.execute("SELECT id, fact FROM facts WHERE id = ANY(%s)", (sorted(ids),)).fetchall()
+        return [(int(fid), str(text)) for fid, text in rows]
 
 
 class _VectorArm:
     """Cosines to one query vector: stored ones in SQL, pending ones from the model's writer."""
 
-    def __init__(self, conn: psycopg.Connection, vectors: "FactVectorsStore", qv: np.ndarray):
+    def __init__(self, conn: psycopg.Connection, vectors: "FactVectorsStore", qv: "Vector"):
         self.conn, self.vectors, self.qv = conn, vectors, qv
         self.text = vector_text(qv.tolist())
         self.prefix = vectors.query_embedder().model_id + " "
-        pending = getattr(vectors, "pending", None)
+        pending = getattr(vectors, "pending", None)   # FactVectors' own: the contract does not name it
         self.pending: dict[int, str] = pending() if callable(pending) else {}
 
     def _pending_scores(self, ids: Iterable[int]) -> dict[int, float]:
@@ -192,34 +225,3 @@ class _VectorArm:
         scores = {int(fid): float(c) for fid, c in rows}
         scores.update(self._pending_scores(ids - set(scores)))
         return scores
-
-
-def rank_facts(store: "PgFactsStore", vectors: "FactVectorsStore | None", query: str, scope: FactScope,
-               viewer: Viewer, limit: int, *, floor: float = VECTOR_FLOOR) -> list[Fact]:
-    """The facts in `scope` the viewer may see most relevant to `query`, best first, at most `limit`."""
-    where, args = scope_clauses(scope, viewer)
-    depth = max(DEPTH, limit)
-    words = content_words(query)
-    with store.conn() as conn:
-        common = common_words(conn, words, where, args)
-        # without vectors a common word stays (daemon/facts/search.py says why)
-        kept = keyword_words(words, common) if vectors is not None else words
-        keyword = keyword_ranked(conn, kept, where, args, depth)
-        cosine: dict[int, float] = {}
-        arm = None
-        if vectors is not None:
-            arm = _VectorArm(conn, vectors, query_vector(vectors, query, common))
-            cosine = arm.nearest(where, args, depth)
-        found = set(keyword) | set(cosine)
-        near = neighbours(conn, sorted(found))
-        # a neighbour outside the caller's scope (private, expired) lends no score
-        around = in_scope(conn, {j for i in found for j in near.get(i, ())} - found, where, args)
-        if arm is not None:
-            cosine.update(arm.cosines((found | around) - set(cosine)))
-        ids = fuse(found | around, keyword, cosine, near, floor, vectors is not None, limit,
-                   lambda batch: says_little(conn, batch))
-    if not ids:
-        return []
-    rows = store.select([*where, "id = ANY(%s)"], [*args, ids], ORDER_SQL[Order.ID], None)
-    by_id = {r.id: r for r in rows}
-    return [by_id[i] for i in ids if i in by_id]

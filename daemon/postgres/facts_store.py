@@ -33,10 +33,12 @@ from ...indexer.vault.timestamps import now_iso
 from ...indexer.vault.visibility import Viewer
 from ..protocol.errors import InvalidParams, Unavailable
 from ..stores.fact_dates import date_words
+from ..stores.fact_ranking import in_rank_order, rank_facts
 from ..stores.fact_scope import COLUMNS, SqlArgs, as_fact, normalize_text, visibility, where_sql
 from ..stores.facts import Fact, FactCounts, FactScope, Order
 from .connections import Connections
 from .facts_scope_sql import ORDER_SQL, active, clauses, storable
+from .facts_search import PgCandidates
 from .facts_vector_rows import FactVectorRows
 from .page_load import words
 from .schema import MIGRATION_LOCK
@@ -194,9 +196,12 @@ class PgFactsStore(FactVectorRows):
         return self.select(where, args, ORDER_SQL[scope.order], limit)
 
     def ranked(self, query: str, scope: FactScope, viewer: Viewer, limit: int) -> list[Fact]:
-        from .facts_search import rank_facts
-
-        return rank_facts(self, self.vectors, query, scope, viewer, limit)
+        where, args = clauses(scope, viewer)
+        with self.conn() as conn:
+            ids = rank_facts(PgCandidates(conn, self.vectors, where, args), self.vectors, query, limit)
+        if not ids:
+            return []
+        return in_rank_order(self.select([*where, "id = ANY(%s)"], [*args, ids], ORDER_SQL[Order.ID], None), ids)
 
     def count(self, scope: FactScope, viewer: Viewer, cap: int) -> int:
         where, args = clauses(scope, viewer)
