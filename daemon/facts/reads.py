@@ -12,6 +12,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 from ...indexer.vault.visibility import Viewer
+from ..stores.fact_reads import ReadsByScope
 from ..stores.fact_ranking import in_rank_order, rank_facts
 from ..stores.fact_scope import SqlArgs, active, hides_private, visibility, where_sql
 from ..stores.facts import Fact, FactCounts, FactScope, Order
@@ -23,7 +24,9 @@ if TYPE_CHECKING:
     from ..stores.vectors import FactVectorsStore
 
 
-class FactReads:
+class FactReads(ReadsByScope):
+    scope_sql = SQLITE
+    order_sql = ORDER_SQL
     db: sqlite3.Connection
     lock: threading.RLock
     bad_lines: list[tuple[int, str]]
@@ -39,14 +42,6 @@ class FactReads:
         only (the clauses come from scope_sql.py, the order from its ORDER_SQL)."""
         self.refresh()
         return select(self, where, args, order, limit)
-
-    def get(self, fid: int, viewer: Viewer) -> Fact | None:
-        rows = self.select(["id = ?", *visibility(viewer)], [fid], "id", 1)
-        return rows[0] if rows else None
-
-    def listed(self, scope: FactScope, viewer: Viewer, limit: int | None) -> list[Fact]:
-        where, args = clauses(scope, viewer)
-        return self.select(where, args, ORDER_SQL[scope.order], limit)
 
     def ranked(self, query: str, scope: FactScope, viewer: Viewer, limit: int) -> list[Fact]:
         self.refresh()

@@ -33,11 +33,12 @@ from ...indexer.vault.timestamps import now_iso
 from ...indexer.vault.visibility import Viewer
 from ..protocol.errors import InvalidParams, Unavailable
 from ..stores.fact_dates import date_words
+from ..stores.fact_reads import ReadsByScope
 from ..stores.fact_ranking import in_rank_order, rank_facts
 from ..stores.fact_scope import COLUMNS, SqlArgs, as_fact, normalize_text, visibility, where_sql
 from ..stores.facts import Fact, FactCounts, FactScope, Order
 from .connections import Connections
-from .facts_scope_sql import ORDER_SQL, active, clauses, storable
+from .facts_scope_sql import ORDER_SQL, POSTGRES, active, clauses, storable
 from .facts_search import PgCandidates
 from .facts_vector_rows import FactVectorRows
 from .page_load import words
@@ -97,8 +98,11 @@ class _AlreadyWritten(Exception):
         self.fid = fid
 
 
-class PgFactsStore(FactVectorRows):
+class PgFactsStore(ReadsByScope, FactVectorRows):
     """The facts of one brain in a PostgreSQL database (`dsn`), shared by every front end on it."""
+
+    scope_sql = POSTGRES
+    order_sql = ORDER_SQL
 
     def __init__(self, dsn: str, *, connections: Connections | None = None):
         self.connections = connections or Connections(dsn, settings=SESSION)
@@ -186,14 +190,6 @@ class PgFactsStore(FactVectorRows):
             params.append(limit)
         with self.conn() as conn:
             return [as_fact(r) for r in conn.execute(sql, params).fetchall()]
-
-    def get(self, fid: int, viewer: Viewer) -> Fact | None:
-        rows = self.select(["id = %s", *visibility(viewer)], [fid], "id", 1)
-        return rows[0] if rows else None
-
-    def listed(self, scope: FactScope, viewer: Viewer, limit: int | None) -> list[Fact]:
-        where, args = clauses(scope, viewer)
-        return self.select(where, args, ORDER_SQL[scope.order], limit)
 
     def ranked(self, query: str, scope: FactScope, viewer: Viewer, limit: int) -> list[Fact]:
         where, args = clauses(scope, viewer)

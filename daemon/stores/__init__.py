@@ -9,7 +9,8 @@
 
 What both facts backends share and that holds no connection, beside the facts contract:
 
-    fact_scope       a FactScope and a Viewer as conditions; the same-text form
+    fact_scope       a FactScope and a Viewer as conditions; the columns; the same-text form
+    fact_reads       the reads that are one select over those conditions (get, listed)
     fact_ranking     the ranking's words, common words, fusion and constants
     fact_neighbours  what a fact's neighbours are (the walk along a conversation)
     fact_dates       the date words a fact and a question are found by
