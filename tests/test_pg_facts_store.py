@@ -297,6 +297,38 @@ def test_both_backends_list_the_same_facts_in_the_same_order(pg_migrated_dsn, tm
     pg.close()
 
 
+def test_both_backends_rank_alike_through_the_one_ranking(pg_migrated_dsn, tmp_path):
+    """One ranking (daemon/stores/fact_ranking.py) over each store's candidates: over the same writes a
+    keyword recall finds the same facts on both backends, in scope, and never one the viewer may not see.
+    (The order among hits may differ: BM25 and ts_rank weigh a fact's length differently.)"""
+    from brain.daemon.facts.store import SqliteFactsStore
+
+    embedded = SqliteFactsStore(tmp_path / "facts.jsonl", tmp_path / "facts.sqlite")
+    pg = _store(pg_migrated_dsn)
+    turns = [("Nadia adopted a grey cat called Mango", "world", "s1"),
+             ("The cat sleeps on the radiator all winter", "world", "s1"),
+             ("Mango hates the vet", "private", "s1"),
+             ("Bob repaired the bike before the race", "world", "s2"),
+             ("Mango turned three last week and the party had cake", "world", "s2")]
+    for store in (embedded, pg):
+        ids = [_add(store, text, visibility=vis, source_session=session, now=f"2024-03-02T10:0{i}:00.000Z")
+               for i, (text, vis, session) in enumerate(turns)]
+        store.expire(ids[1], "moved out")
+    private = ids[2]
+    expected = {("mango", "world", None): {ids[0], ids[4]}, ("mango", "owner", None): {ids[0], ids[2], ids[4]},
+                ("mango", "owner", "s2"): {ids[4]}, ("radiator", "owner", None): set(),
+                ("bike race", "world", None): {ids[3]}, ("zeppelin", "owner", None): set()}
+    for (query, who, session), want in expected.items():
+        viewer = OWNER if who == "owner" else WORLD
+        scope = FactScope(session=session)
+        got = {name: [f.id for f in store.ranked(query, scope, viewer, 10)]
+               for name, store in (("embedded", embedded), ("pg", pg))}
+        assert set(got["embedded"]) == set(got["pg"]) == want, (query, who, session, got)
+        assert who == "owner" or private not in got["pg"]
+    embedded.close()
+    pg.close()
+
+
 def test_a_front_end_that_dies_holding_the_lock_holds_up_no_one(pg_migrated_dsn):
     """The lock is the dead connection's transaction's: the server ends both, and the other
     front end's write goes through."""
