@@ -1,6 +1,6 @@
 """Facts: the append-only log in the vault (`log`, the record), the SQLite
-projection rebuilt from it (`store`) and its full-text search (`search`), the
-embedded implementation of the facts contract; the policy it shares with the
+projection rebuilt from it (`store`, `SqliteFactsStore`) and what the shared
+ranking reads of it (`search`): the embedded implementation of the facts contract; the policy it shares with the
 PostgreSQL store (`daemon/stores/fact_*`) lives at the contracts floor.
 
 May import: the protocol core, the store contracts it implements, `brain.indexer`,
