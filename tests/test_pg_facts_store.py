@@ -401,7 +401,7 @@ def test_values_postgresql_text_cannot_hold_are_answered_not_crashed_on(pg_migra
 
 def test_both_backends_find_the_same_neighbours(pg_migrated_dsn, tmp_path):
     """A conversation is its session_id whatever each turn's provenance; without one, its provenance
-    (daemon/facts/neighbours.py). The same writes give the same neighbours on both backends."""
+    (daemon/stores/fact_neighbours.py). The same writes give the same neighbours on both backends."""
     from brain.daemon.facts.neighbours import neighbours as embedded_neighbours
     from brain.daemon.facts.store import SqliteFactsStore
     from brain.daemon.postgres.facts_search import neighbours as pg_neighbours

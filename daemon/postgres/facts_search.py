@@ -70,7 +70,7 @@ ORDER BY embedding <=> %s::vector LIMIT %s
 """
 _COSINES = "SELECT id, 1 - (embedding <=> %s::vector) FROM fact_vectors WHERE id = ANY(%s) AND starts_with(model, %s)"
 # the facts saved up to WINDOW turns before and after each one, in its conversation, with how many
-# turns away each is (daemon/facts/neighbours.py): by session_id when it has one (along
+# turns away each is (daemon/stores/fact_neighbours.py): by session_id when it has one (along
 # facts_session), else by provenance among the facts with the same empty session (along facts_thread)
 _STEP = """
     (SELECT {way} AS way, row_number() OVER (ORDER BY g.created_at {order}, g.id {order}) AS step,
