@@ -66,7 +66,8 @@ class FactReads(ReadsByScope):
         self.refresh()
         with self.lock:
             total: int = self.db.execute(f"SELECT COUNT(*) FROM facts{where_sql(world)}").fetchone()[0]
-            active_n: int = self.db.execute(f"SELECT COUNT(*) FROM facts{where_sql([*live, *world])}", now).fetchone()[0]
+            active_n: int = self.db.execute(f"SELECT COUNT(*) FROM facts{where_sql([*live, *world])}",
+                                            now).fetchone()[0]
         return {"facts": total, "active_facts": active_n, "bad_log_lines": len(self.bad_lines)}
 
     def by_call_key(self, key: str, viewer: Viewer) -> Fact | None:

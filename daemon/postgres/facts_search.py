@@ -1,4 +1,5 @@
-"""What facts ranking reads from PostgreSQL: the candidates of the ranking both stores share (docs/architecture.md, "Facts ranking").
+"""What facts ranking reads from PostgreSQL: the candidates of the ranking both stores share
+(docs/architecture.md, "Facts ranking").
 
 The ranking's policy both stores share (daemon/stores/fact_ranking.py: the
 query's content and date words, common words, the fusion by score with
