@@ -192,8 +192,8 @@ def run_size(n: int, calls: int, rng: random.Random) -> None:
     data = seed(engine, n, rng, now)
     engine.facts.close()
     write_facts_log(vault / ".brain" / "facts.jsonl", data["slugs"], 2 * n, rng, now)
-    from brain.daemon.facts.store import FactsStore
-    engine.facts = FactsStore(vault / ".brain" / "facts.jsonl", engine.cache_dir / "facts.sqlite")
+    from brain.daemon.facts.store import SqliteFactsStore
+    engine.facts = SqliteFactsStore(vault / ".brain" / "facts.jsonl", engine.cache_dir / "facts.sqlite")
     print(json.dumps({"bench": "seed", "pages": n, "links": engine.page_db.execute("SELECT COUNT(*) FROM links").fetchone()[0],
         "aliases": engine.page_db.execute("SELECT COUNT(*) FROM aliases").fetchone()[0], "facts": 2 * n, "timeline": 2 * n,
         "seconds": round(time.perf_counter() - t0, 1), "via": "tables seeded directly; facts via facts.jsonl"}),

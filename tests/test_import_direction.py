@@ -25,10 +25,11 @@ VERSION = ("brain.__version__",)
 MAY_IMPORT = {
     "brain.daemon.protocol": ("brain.daemon.protocol", "brain.indexer"),
     "brain.daemon.stores": ("brain.daemon.stores", "brain.daemon.protocol", "brain.indexer"),
-    # the PostgreSQL backend: the contracts it implements and the facts ranking's policy (its words,
-    # fusion and constants in brain.daemon.facts), never the rest of the daemon
+    # the PostgreSQL backend: the contracts it implements and the policy it shares with the embedded
+    # stores (facts: brain.daemon.stores.fact_*; pages: brain.indexer.page_policy), never the embedded
+    # stores themselves nor the rest of the daemon
     "brain.daemon.postgres": ("brain.daemon.postgres", "brain.daemon.stores", "brain.daemon.protocol",
-                              "brain.daemon.facts", "brain.indexer"),
+                              "brain.indexer"),
     "brain.daemon.facts": ("brain.daemon.facts", "brain.daemon.stores", "brain.daemon.protocol",
                            "brain.daemon.private_files", "brain.indexer"),
     "brain.daemon.verbs": ("brain.daemon.verbs", "brain.daemon.stores", "brain.daemon.protocol", "brain.daemon.facts", "brain.daemon.llm",
@@ -148,7 +149,7 @@ def test_the_rules_catch_a_planted_import():
         (Path("daemon/server/engine.py"), "from ..client.spawn import connect_or_start\n"),
         (Path("daemon/verbs/recall.py"), "def f():\n    from ..server import socket\n"),
         (Path("daemon/protocol/dispatch.py"), "from ..verbs import recall\n"),
-        (Path("daemon/places.py"), "from .facts.store import FactsStore\n"),
+        (Path("daemon/places.py"), "from .facts.store import SqliteFactsStore\n"),
         (Path("indexer/vault/scan.py"), "import brain.daemon.config\n"),
         (Path("indexer/vault/parse.py"), "from ..pages.db import open_db\n"),
         (Path("indexer/embeddings/vectors.py"), "def f():\n    from ..pages import search\n"),

@@ -32,7 +32,7 @@ def filler(engine, caller, n, start=0):
 
 
 def test_relevant_beats_recent(engine, local):
-    # another provenance: the notes are not the target's neighbours (facts/neighbours.py)
+    # another provenance: the notes are not the target's neighbours (stores/fact_neighbours.py)
     target = remember(engine, local, "Caroline went to the LGBTQ support group on Tuesday", provenance="group chat")
     filler(engine, local, 60)  # all newer than the target
     body = recall(engine, local, query="When did Caroline go to the support group?", limit=5)

@@ -13,7 +13,7 @@
     connections   connections to one database lent to a store's threads; migrates on first use
     facts_store   the facts contract (PgFactsStore): durable inserts, the facts lock, `facts_since`
     facts_scope_sql   a FactScope and a Viewer as SQL clauses (the only place they become SQL)
-    facts_search  facts ranked: tsvector keyword arm, pgvector arm, the embedded fusion
+    facts_search  what the shared facts ranking reads here (PgCandidates): tsvector and pgvector arms
     facts_vector_rows  the fact vectors' shelf (FactVectors stores into `fact_vectors`)
     facts_schema  the migrations of the facts, cursor and auth tables (versions 10-19)
     cursors_store delta's cursors (PgCursorStore)
@@ -28,8 +28,8 @@ never loads it.
 
 A peer of the embedded stores (indexer/pages, daemon/facts), not built on them.
 
-May import: `brain.daemon.stores` (the contracts), `brain.daemon.protocol`,
-`brain.indexer` (the policy both page backends share, in `indexer/page_policy`) and
-`brain.daemon.facts` for the facts ranking's policy and text forms (search.py's
-words, fusion and constants, dates.py, schema.normalize_text), so both backends
-rank alike. Never verbs, the server, HTTP or the CLI."""
+May import: `brain.daemon.stores` (the contracts, and the policy both facts
+backends share: `fact_scope`, `fact_ranking`, `fact_neighbours`, `fact_dates`),
+`brain.daemon.protocol` and `brain.indexer` (the policy both page backends
+share, in `indexer/page_policy`), so both backends rank alike. Never the
+embedded facts store (`brain.daemon.facts`), verbs, the server, HTTP or the CLI."""

@@ -20,7 +20,7 @@ from ...indexer.pages.store import SqlitePagesStore
 from ...indexer.embeddings import search_modes as why
 from .. import config as config_mod
 from ..verbs.entity_slugs import canonical_entity_slug
-from ..facts.store import FactsStore
+from ..facts.store import SqliteFactsStore
 from ..stores.facts import Fact, FactScope, Order
 from ...indexer.vault.visibility import Viewer
 from ..places import Places
@@ -136,7 +136,7 @@ class Engine(EngineReads):
         brain_folder(self.vault)   # a real folder inside the vault, or BrainFolderError
         # every device writes its own log under .brain/facts/; its id lives here, outside the vault
         # (docs/architecture.md, "Two devices, one vault")
-        self.facts = FactsStore.for_vault(self.vault / ".brain", self.cache_dir / "facts.sqlite",
+        self.facts = SqliteFactsStore.for_vault(self.vault / ".brain", self.cache_dir / "facts.sqlite",
                                           self.state_dir / "device")
         self.page_db: sqlite3.Connection = open_db(self.cache_dir / "index.sqlite")
         self.pages = SqlitePagesStore(self.page_db)   # the pages contract (daemon/stores/pages.py)
