@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import threading
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, cast
 
 import psycopg
 
@@ -34,7 +34,7 @@ from ...indexer.vault.scan import FileStat
 from ...indexer.vault.timestamps import now_iso
 from ...indexer.vault.vault_changes import PageRow, Read, disk_state
 from . import schema
-from .pages_write import PgPageTables
+from .pages_write import PgPageTables, Row
 
 log = logging.getLogger("brain.indexer.postgres")
 
@@ -145,7 +145,8 @@ class PgVaultIndexer(IndexingPass):
 
     def _store(self, rel: str, st: FileStat, page: ParsedPage, h: str, row: PageRow | None,
                trust_stat: bool) -> int:
-        pid = self.tables.upsert(page, st, h, row, careful=self._careful)
+        # every row the pass holds came from these tables, or from _owners, built from their rows
+        pid = self.tables.upsert(page, st, h, cast("Row | None", row), careful=self._careful)
         if self._owners is not None:
             if row is not None:
                 self._forget_owner(row)

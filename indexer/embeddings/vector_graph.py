@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -51,7 +51,7 @@ class ContentGraph:
         self.capacity = capacity         # initial slots of a new graph; grows by doubling
 
         self._lock = threading.RLock()   # the graph and every map below
-        self._index = None               # hnswlib.Index
+        self._index: Any = None          # hnswlib.Index (the library ships no types)
         self._generation = 0
         self._labels: list[str | None] = []   # label → hash (live or tombstoned)
         self._live: dict[str, int] = {}        # hash → label, searchable

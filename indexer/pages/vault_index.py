@@ -18,7 +18,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, cast
 
 from .db import open_db
 from .keyword import KeywordIndex
@@ -151,7 +151,7 @@ class VaultIndex(IndexingPass, PageOps):
         return self.apply([old_rel, new_rel], moves=[(old_rel, new_rel)])
 
     def _apply(self, paths, dirs, moves, full, progress) -> dict:
-        state = disk_state(self.vault, self.rules, self.tables, paths, dirs, moves, full)
+        state = disk_state(self.vault, self.rules, self._writes(), paths, dirs, moves, full)
         gone_rows = self._gone_rows(state)
         reads: dict[str, Read] = {}
         pairs = self._pair(state, gone_rows, moves, reads)
@@ -179,7 +179,8 @@ class VaultIndex(IndexingPass, PageOps):
         if row is None and not trust_stat:   # a whole-vault pass pairs its moves itself (pair_renames)
             self._came_back(page.slug, h, page.frontmatter.get("id"))
         before = self._names_of(row["id"]) if row is not None and not renamed else None
-        pid, added, removed, all_rows = t.upsert(page, st, h, row)
+        # every row the pass holds came from these tables (manifest, rows_at): a sqlite3.Row
+        pid, added, removed, all_rows = t.upsert(page, st, h, cast("sqlite3.Row | None", row))
         if before is None or before != self._names_of(pid):
             self._names_changed = True
         if row is not None:

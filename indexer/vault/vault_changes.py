@@ -71,12 +71,12 @@ def disk_state(vault: Path, rules: IgnoreRules, tables: PageRows, paths: set[str
             swept = sweep_temp_files(vault, res.temp_files)
             if swept:
                 log.info("removed %d temp file(s) a crashed write left behind: %s", len(swept), ", ".join(swept[:5]))
-        rows = dict(tables.manifest())
+        every = dict(tables.manifest())
         present = res.files
-        gone = set(rows) - set(present)
+        gone = set(every) - set(present)
         scan_problems.append(("", res.problems))
         stale = tables.problem_paths() - set(present)
-        return present, gone, rows, (scan_problems, [(p, None) for p in stale])
+        return present, gone, every, (scan_problems, [(p, None) for p in stale])
     candidates = set(paths)
     for src, dst in moves:
         candidates.update((src, dst))
@@ -149,9 +149,9 @@ def pair_renames(vault: Path, present: dict[str, FileStat], gone_rows: dict[str,
         got = read_page(vault, rel, present[rel].size)
         reads[rel] = got
         if got[0] is not None:
-            src = by_hash.pop(content_hash(got[0]), None)
-            if src is not None:
-                pairs[rel] = gone_rows.pop(src)
+            moved_from = by_hash.pop(content_hash(got[0]), None)
+            if moved_from is not None:
+                pairs[rel] = gone_rows.pop(moved_from)
     by_id: dict[str, list[str]] = {}
     for src, row in gone_rows.items():
         sid = row_stable_id(row)
