@@ -14,7 +14,7 @@ import sqlite3
 from ..vault.indexing_pass import collision_echo
 from ..vault.parse import ParsedPage
 from ..vault.scan import FileStat, Problem
-from ..vault.slugs import normalize_alias, path_to_slug
+from ..vault.slugs import normalize_alias
 from ..vault.timestamps import iso_ns, now_iso  # noqa: F401  (vault_index, page_tools import them from here)
 from ..vault.wikilinks import LinkResolver
 

@@ -116,6 +116,8 @@ class IndexingPass:
         raise NotImplementedError
 
     def _finish(self, resolve: bool = True) -> None:
+        """Write what the batch queued, resolve links (`resolve`: a big pass does it once, at its
+        end), commit, and tell the listeners which chunks came and went."""
         raise NotImplementedError
 
     def _store(self, rel: str, st: FileStat, page: ParsedPage, h: str, row: PageRow | None,
