@@ -248,6 +248,7 @@ def bench_build(pages: int, query_gap_ms: float, model_cache: str | None) -> Non
     from brain.daemon.server.engine import Engine
     from brain.daemon.places import Places
     from brain.indexer.embeddings.vectors import ChunkVectors
+    from brain.indexer.pages.chunk_rows import ChunkRows
 
     t = time.perf_counter()
     model = daemon_embedder(model_cache)
@@ -262,7 +263,7 @@ def bench_build(pages: int, query_gap_ms: float, model_cache: str | None) -> Non
         rates: dict[str, float] = {}
         for run, with_queries in (("idle", False), ("with_queries", True)):
             cache = Path(d) / f"vec-{run}"
-            v = ChunkVectors(e.page_db, cache, model)
+            v = ChunkVectors(ChunkRows(e.page_db), cache, model)
             lat: list[float] = []
             stop = threading.Event()
 

@@ -106,6 +106,7 @@ def bench_build(model, n_pages: int) -> None:
     from brain.indexer.embeddings.fact_vectors import FactVectors
     from brain.indexer.vault.visibility import Viewer
     from brain.indexer.embeddings.vectors import ChunkVectors
+    from brain.indexer.pages.chunk_rows import ChunkRows
 
     with tempfile.TemporaryDirectory(prefix="bv-") as d:
         vault, home = Path(d) / "vault", Path(d) / "home"
@@ -113,13 +114,13 @@ def bench_build(model, n_pages: int) -> None:
         e = open_engine(home, vault)
         e.attach_index()
         n_chunks = e.page_db.execute("SELECT COUNT(DISTINCT hash) FROM chunks").fetchone()[0]
-        v = ChunkVectors(e.page_db, e.cache_dir, model)
+        v = ChunkVectors(ChunkRows(e.page_db), e.cache_dir, model)
         t = time.perf_counter()
         v.build()
         build_s = time.perf_counter() - t
         v.close()
         t = time.perf_counter()
-        again = ChunkVectors(e.page_db, e.cache_dir, model)
+        again = ChunkVectors(ChunkRows(e.page_db), e.cache_dir, model)
         again.build()
         restart_s = time.perf_counter() - t
         re_embedded = again.embedded
@@ -193,6 +194,7 @@ def prepare_big_vault(root: Path, model, n_pages: int, cache: Path | None) -> tu
     from brain.indexer.embeddings.fact_vectors import FactVectors
     from brain.indexer.vault.visibility import Viewer
     from brain.indexer.embeddings.vectors import ChunkVectors
+    from brain.indexer.pages.chunk_rows import ChunkRows
 
     vault, home = root / "vault", root / "home"
     t = time.perf_counter()
@@ -202,7 +204,7 @@ def prepare_big_vault(root: Path, model, n_pages: int, cache: Path | None) -> tu
     index_s = time.perf_counter() - t
     stand_in = PoolEmbedder(model.model_id, real_vectors(model, 20200, cache))
     t = time.perf_counter()
-    v = ChunkVectors(e.page_db, e.cache_dir, stand_in)
+    v = ChunkVectors(ChunkRows(e.page_db), e.cache_dir, stand_in)
     v.build()
     fill_s = time.perf_counter() - t
     n_vectors = len(v)
@@ -232,6 +234,7 @@ def bench_hybrid(model, n_pages: int, n_queries: int, cache: Path | None, keep: 
     """recall's search arm at 20K pages with vectors serving; query embedding included."""
     from brain.daemon.protocol.caller import Caller
     from brain.indexer.embeddings.vectors import ChunkVectors
+    from brain.indexer.pages.chunk_rows import ChunkRows
 
     root = keep or Path(tempfile.mkdtemp(prefix="bvh-", dir="/tmp"))
     vault, home, info = prepare_big_vault(root, model, n_pages, cache)
@@ -239,7 +242,7 @@ def bench_hybrid(model, n_pages: int, n_queries: int, cache: Path | None, keep: 
          note="chunk vectors filled by a stand-in (real MiniLM vectors of other text) to skip ~an hour of embedding")
     e = open_engine(home, vault)
     e.attach_index()
-    vectors = ChunkVectors(e.page_db, e.cache_dir, model)
+    vectors = ChunkVectors(ChunkRows(e.page_db), e.cache_dir, model)
     vectors.build()  # loads what was stored: nothing to embed
     e.embedder, e.vectors = model, vectors
     caller = Caller(remote=True, transport="bench")

@@ -194,6 +194,7 @@ def test_the_build_embeds_likely_pages_first_and_reports_its_rate(tmp_path, mini
     """Recently retrieved, recently modified and most linked pages come first; the meter says done/total/rate."""
     from brain.indexer.pages.db import open_db
     from brain.indexer.embeddings.vectors import ChunkVectors
+    from brain.indexer.pages.chunk_rows import ChunkRows
 
     db = open_db(tmp_path / "index.sqlite")
     table = ChunkTable(db)
@@ -216,7 +217,7 @@ def test_the_build_embeds_likely_pages_first_and_reports_its_rate(tmp_path, mini
             order.extend(texts)
             return self.inner.embed(texts)
 
-    v = ChunkVectors(db, tmp_path / "cache", Recording(minilm), batch=1)
+    v = ChunkVectors(ChunkRows(db), tmp_path / "cache", Recording(minilm), batch=1)
     import brain.indexer.embeddings.vectors as vectors_mod
 
     old_window, vectors_mod.WINDOW = vectors_mod.WINDOW, 1  # one text per window: the order is the build order

