@@ -11,7 +11,7 @@ issue but never fails on wall time. Sections (--only, comma-separated):
           vectors (real MiniLM embeddings of generated sentences, widened to
           the target size by mixing pairs of them, so the neighbourhoods stay
           those of real text), for a grid of M / ef
-  hybrid  recall through Engine.search_pages at 20K pages, query embedding
+  hybrid  recall through VaultEngine.search_pages at 20K pages, query embedding
           included (needs the indexer's search)
   daemon  `brain daemon start` on sample_brain/: seconds to vectors serving
           and the daemon's RSS with the model loaded
@@ -91,11 +91,11 @@ def bench_embed(model, n_chunks: int) -> None:
 
 
 def open_engine(home: Path, vault: Path, embeddings: bool = True):
-    from brain.daemon.server.engine import Engine
+    from brain.daemon.server.vault_engine import VaultEngine
     from brain.daemon.places import Places
 
     places = Places.from_env({"BRAIN_HOME": str(home)})
-    return Engine(vault, places, {"embeddings.enabled": embeddings}, writer="bench")
+    return VaultEngine(vault, places, {"embeddings.enabled": embeddings}, writer="bench")
 
 
 def bench_build(model, n_pages: int) -> None:

@@ -24,10 +24,10 @@ def read_status(p, cfg, vault: Path) -> dict:
         body = daemon_reading(p, cfg, vault)
         if body is not None:
             return body
-    from ..daemon.server.engine import Engine
+    from ..daemon.server.vault_engine import VaultEngine
     from ..indexer.pages.vault_index import VaultIndex
 
-    engine = Engine(vault, p, cfg)
+    engine = VaultEngine(vault, p, cfg)
     try:
         # read the caches as they are: a status must not start an index run
         index = VaultIndex(engine.vault, engine.page_db, engine.cache_dir, read_only=True)

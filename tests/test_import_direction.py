@@ -145,7 +145,7 @@ def test_every_daemon_package_has_a_rule_and_a_docstring_saying_what_it_may_impo
 def test_the_rules_catch_a_planted_import():
     """The checker can fail: a server module importing the client side, a verb importing a transport."""
     planted = [
-        (Path("daemon/server/engine.py"), "from ..client.spawn import connect_or_start\n"),
+        (Path("daemon/server/vault_engine.py"), "from ..client.spawn import connect_or_start\n"),
         (Path("daemon/verbs/recall.py"), "def f():\n    from ..server import socket\n"),
         (Path("daemon/protocol/dispatch.py"), "from ..verbs import recall\n"),
         (Path("daemon/places.py"), "from .facts.store import FactsStore\n"),
@@ -156,7 +156,7 @@ def test_the_rules_catch_a_planted_import():
     ]
     found = violations(planted)
     assert [f.split(":")[0] for f in found] == [str(p) for p, _ in planted], found
-    assert violations([(Path("daemon/server/engine.py"), "from ..rendezvous import pid_path\n")]) == []
+    assert violations([(Path("daemon/server/vault_engine.py"), "from ..rendezvous import pid_path\n")]) == []
 
 
 def _runtime_source(source: str) -> str:

@@ -174,9 +174,9 @@ def test_ttl_too_far_or_out_of_range_is_invalid_params(engine, local):
 
 @pytest.mark.model
 def test_remote_similarity_dedup_never_touches_a_private_fact(vault, places, minilm, local, remote):
-    from brain.daemon.server.engine import Engine
+    from brain.daemon.server.vault_engine import VaultEngine
 
-    e = Engine(vault, places, {}, writer="test")
+    e = VaultEngine(vault, places, {}, writer="test")
     try:
         e.load_models(background=False, embedder=minilm)
         args = {"provenance": "t", "entity": "people/zed"}
@@ -192,9 +192,9 @@ def test_remote_similarity_dedup_never_touches_a_private_fact(vault, places, min
 def test_remote_similarity_still_finds_the_world_fact_behind_a_private_one(vault, places, minilm, local, remote):
     # the nearest fact overall is private; a remote write must be compared
     # with the world facts it may see, not dropped after the private match
-    from brain.daemon.server.engine import Engine
+    from brain.daemon.server.vault_engine import VaultEngine
 
-    e = Engine(vault, places, {}, writer="test")
+    e = VaultEngine(vault, places, {}, writer="test")
     try:
         e.load_models(background=False, embedder=minilm)
         args = {"provenance": "t", "entity": "people/zed"}

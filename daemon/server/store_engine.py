@@ -24,7 +24,7 @@ from ..stores.cursors import CursorStore
 from ..stores.engine import ChatModel
 from ..stores.facts import FactsStore
 from ..stores.pages import PagesStore
-from .engine import EngineReads, WallClock
+from .vault_engine import EngineReads, WallClock
 from ...indexer.embeddings import search_modes as why
 
 if TYPE_CHECKING:

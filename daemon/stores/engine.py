@@ -2,7 +2,7 @@
 
 A verb sees only this Protocol: what it reads is declared here, read-only, and
 nothing a verb does sets an attribute on the engine. The daemon's engine
-(daemon/server/engine.py) is the implementation; the entry points build it
+(daemon/server/vault_engine.py) is the implementation; the entry points build it
 (the daemon, the CLI with --no-daemon) and hand it down.
 """
 
@@ -44,7 +44,7 @@ class ChatModel(Protocol):
 
 
 class Engine(Protocol):
-    """What a verb may use. The daemon's engine (daemon/server/engine.py) is the implementation."""
+    """What a verb may use. The daemon's engine (daemon/server/vault_engine.py) is the implementation."""
 
     @property
     def vault(self) -> Path:

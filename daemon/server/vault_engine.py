@@ -49,7 +49,7 @@ class WallClock:
 
 
 class EngineReads:
-    """What both engines answer alike from their stores and models: the daemon's (`Engine`) and a
+    """What both engines answer alike from their stores and models: the daemon's (`VaultEngine`) and a
     front end's over a shared store (store_engine.py). Each sets `cfg`, `pages`, `facts`, `models`,
     `embedder`, `vectors` and `fact_vectors` in its own `__init__`."""
 
@@ -116,7 +116,7 @@ class EngineReads:
             (fact_vectors.prefetch_query if query else fact_vectors.prefetch)(text)
 
 
-class Engine(EngineReads):
+class VaultEngine(EngineReads):
     """The daemon's implementation of the Engine a verb is handed (daemon/stores/engine.py).
 
     Every attribute is set here, in `__init__`; nothing sets one later from
