@@ -114,7 +114,7 @@ def test_the_daemons_engine_has_everything_the_contract_declares(places, small_v
     from brain.daemon.stores.engine import Engine as Contract
 
     declared = {name for name in vars(Contract) if not name.startswith("_")}
-    assert {"facts", "clock", "search_pages", "llm"} <= declared
+    assert {"facts", "clock", "label", "llm"} <= declared
     engine = VaultEngine(small_vault, places, {})
     try:
         missing = {name for name in declared if not hasattr(engine, name)}
