@@ -60,18 +60,21 @@ def with_rate(p, cfg, vault: Path, first: dict, max_wait_s: float = 4.0) -> tupl
     """
     import time
 
-    if semantic_progress(first) is None or eta_seconds(first) is not None or not first.get("daemon"):
+    start = semantic_progress(first)
+    if start is None or eta_seconds(first) is not None or not first.get("daemon"):
         return first, None
     deadline = time.monotonic() + max_wait_s
-    body, moves = first, []  # (time, count) at each move of the count
-    last = semantic_progress(first)[0]
+    body = first
+    moves: list[tuple[float, int]] = []  # (time, count) at each move of the count
+    last = start[0]
     while time.monotonic() < deadline and len(moves) < 2:
         time.sleep(0.1)
         reading = daemon_reading(p, cfg, vault)
-        if reading is None or semantic_progress(reading) is None:
+        progress = semantic_progress(reading) if reading is not None else None
+        if reading is None or progress is None:
             return reading or body, None  # stopped, or done building
         body = reading
-        count = semantic_progress(body)[0]
+        count = progress[0]
         if count != last:
             moves.append((time.monotonic(), count))
             last = count
