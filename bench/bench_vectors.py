@@ -11,7 +11,7 @@ issue but never fails on wall time. Sections (--only, comma-separated):
           vectors (real MiniLM embeddings of generated sentences, widened to
           the target size by mixing pairs of them, so the neighbourhoods stay
           those of real text), for a grid of M / ef
-  hybrid  recall through Engine.search_pages at 20K pages, query embedding
+  hybrid  recall through steps.find_pages at 20K pages, query embedding
           included (needs the indexer's search)
   daemon  `brain daemon start` on sample_brain/: seconds to vectors serving
           and the daemon's RSS with the model loaded
@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from brain.daemon.server.usage_stats import percentile as pct
+from brain.daemon.verbs import steps
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parents[1]
@@ -91,11 +92,11 @@ def bench_embed(model, n_chunks: int) -> None:
 
 
 def open_engine(home: Path, vault: Path, embeddings: bool = True):
-    from brain.daemon.server.engine import Engine
+    from brain.daemon.server.vault_engine import VaultEngine
     from brain.daemon.places import Places
 
     places = Places.from_env({"BRAIN_HOME": str(home)})
-    return Engine(vault, places, {"embeddings.enabled": embeddings}, writer="bench")
+    return VaultEngine(vault, places, {"embeddings.enabled": embeddings}, writer="bench")
 
 
 def bench_build(model, n_pages: int) -> None:
@@ -248,11 +249,11 @@ def bench_hybrid(model, n_pages: int, n_queries: int, cache: Path | None, keep: 
     caller = Caller(remote=True, transport="bench")
     queries = hybrid_queries(info["summary"], n_queries)
     for q in queries[:5]:
-        e.search_pages(q, 10, caller)  # warm caches
+        steps.find_pages(e, q, 10, caller)  # warm caches
     lat, vec_only, degraded = [], [], 0
     for q in queries:
         t = time.perf_counter()
-        results, why = e.search_pages(q, 10, caller)
+        results, why = steps.find_pages(e, q, 10, caller)
         lat.append((time.perf_counter() - t) * 1000)
         degraded += why is not None
         t = time.perf_counter()

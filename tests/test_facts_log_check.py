@@ -59,13 +59,13 @@ def test_doctor_reports_bad_lines_torn_tail_and_edits(tmp_path, places, monkeypa
     from daemon_fixtures import BRAIN, child_env
 
     from brain.daemon import config as config_mod
-    from brain.daemon.server.engine import Engine
+    from brain.daemon.server.vault_engine import VaultEngine
 
     vault = tmp_path / "v"
     vault.mkdir()
     config_mod.save(places.config_file, {"vault": str(vault), "embeddings.enabled": False,
                                          "protocol_installed_at": "2026-01-01T00:00:00.000Z"})
-    e = Engine(vault, places, {}, writer="test")
+    e = VaultEngine(vault, places, {}, writer="test")
     for text in ("one", "two", "three"):
         _insert(e.facts, text)
     e.close()

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from brain.daemon.server.engine import Engine
+from brain.daemon.server.vault_engine import VaultEngine
 from brain.daemon.facts.store import SqliteFactsStore
 from brain.daemon.stores.facts import FactScope, Order
 from brain.indexer.vault.visibility import Viewer
@@ -141,14 +141,14 @@ def test_kill_9_mid_stream_loses_no_acknowledged_fact(tmp_path):
 
 
 def test_second_long_lived_writer_gets_a_clear_error(vault, places):
-    first = Engine(vault, places, {}, writer="daemon")
+    first = VaultEngine(vault, places, {}, writer="daemon")
     try:
         with pytest.raises(VaultLocked) as e:
-            Engine(vault, places, {}, writer="daemon", lock_wait_s=0.1)
+            VaultEngine(vault, places, {}, writer="daemon", lock_wait_s=0.1)
         assert f"pid {os.getpid()}" in str(e.value) and "daemon" in str(e.value)
     finally:
         first.close()
-    again = Engine(vault, places, {}, writer="daemon", lock_wait_s=0.1)
+    again = VaultEngine(vault, places, {}, writer="daemon", lock_wait_s=0.1)
     again.close()
 
 
