@@ -92,10 +92,10 @@ def vault_in(env: dict) -> tuple[Path | None, Path | None]:
     return (Path(where["vault"]) if where.get("vault") else None), Path(where["log_dir"])
 
 
-def _environment_check(ctx: DoctorContext, command: str, env: dict) -> Iterable[Row]:
-    """Whether the hook, started with only PATH, HOME and what its command carries, finds
-    this shell's vault: a BRAIN_HOME or BRAIN_VAULT exported here reaches no harness."""
-    seen, _ = vault_in(env)
+def _environment_check(ctx: DoctorContext, command: str, env: dict, seen: Path | None) -> Iterable[Row]:
+    """Whether the hook, started with only PATH, HOME and what its command carries (`env`),
+    finds this shell's vault (it finds `seen`): a BRAIN_HOME or BRAIN_VAULT exported here
+    reaches no harness."""
     if ctx.vault is None:
         return
     carried = ", ".join(k for k in CARRIED if k in env) or "nothing"
@@ -161,8 +161,9 @@ def _hooks_check(ctx: DoctorContext):
         log_dir = ctx.places.log_dir
     else:
         env = clean_env(carried, os.environ)
-        yield from _environment_check(ctx, shown, env)
-        log_dir = vault_in(env)[1] or ctx.places.log_dir
+        seen, log_dir = vault_in(env)
+        yield from _environment_check(ctx, shown, env, seen)
+        log_dir = log_dir or ctx.places.log_dir
     deadline = deadline_ms(ctx.cfg)
     try:
         code, out, wall = simulate_session_start(argv, Path.cwd(), env=env)
