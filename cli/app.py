@@ -187,15 +187,46 @@ for _name in _AREAS:
         importlib.import_module(f"{__package__}.{_name}").register(app)
 
 
+def value_completion(cmd, args: list[str], incomplete: str):
+    """The completion.py function for the value being typed after `args` (the command's words
+    so far): the option just named (`--entity <TAB>`), else the next positional; None."""
+    if incomplete.startswith("-"):
+        return None
+    opts = {name: o for o in cmd.all_opts() if not o.positional for name in o.names}
+    if args and args[-1] in opts and opts[args[-1]].kind != "flag":
+        wanted = opts[args[-1]]
+    else:
+        given, skip = 0, False
+        for word in args:
+            if skip:
+                skip = False
+            elif word in opts:
+                skip = opts[word].kind != "flag"
+            elif not word.startswith("-"):
+                given += 1
+        positionals = [o for o in cmd.all_opts() if o.positional]
+        wanted = positionals[given] if given < len(positionals) else None
+    return getattr(completion, wanted.complete) if wanted is not None and wanted.complete else None
+
+
 def click_command(cmd, run) -> click.Command:
     """The click command for a declared command (verb_commands.Command), for `--help` and
     shell completion; running it hands the raw arguments to `run` (the lean path)."""
     import click
+    from click.shell_completion import CompletionItem
 
     class _Lean(click.Command):
         def parse_args(self, ctx, args):
             ctx.meta["brain_argv"] = list(args)
             return super().parse_args(ctx, args)
+
+        def shell_complete(self, ctx, incomplete):
+            # typer's completion (its own copy of click) does not take this click's parameters
+            # for parameters and asks the command: the value being typed is found here
+            complete = value_completion(cmd, ctx.meta.get("brain_argv") or [], incomplete)
+            if complete is not None:
+                return [CompletionItem(v) for v in complete(ctx, None, incomplete)]
+            return super().shell_complete(ctx, incomplete)
 
     params: list[click.Parameter] = []
     args_help: list[str] = []

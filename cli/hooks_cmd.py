@@ -15,6 +15,7 @@ import shlex
 
 import typer
 
+from ..hooks.carried_env import carried_env
 from ..hooks.harnesses import HARNESSES
 from ..hooks.mcp_files import FILE_HOSTS
 from . import completion, route
@@ -46,7 +47,7 @@ def hooks_install(harness: str, project: bool, dry_run: bool) -> int:
     from ..hooks import install as inst
 
     target = HARNESSES[harness].target(project)
-    command = inst.hook_command()
+    command = inst.hook_command(env=carried_env(os.environ))
     try:
         changes, warnings = inst.plan_install(target, command, inst.hook_timeout(_deadline_ms(route.load_config())))
     except inst.InstallError as e:
@@ -97,7 +98,8 @@ def mcp_file_install(name: str, scope: str, dry_run: bool, remote: str | None = 
     args, entry = (["serve", "--remote", remote], remote) if remote else (list(mcp.MCP_SERVER_ARGS), mcp.MCP_NAME)
     what = f"the relay to {remote!r}" if remote else "brain"
     try:
-        changes = mcp_files.plan(host, scope, [*inst.brain_program(), *args], name=entry)
+        changes = mcp_files.plan(host, scope, [*inst.brain_program(), *args], name=entry,
+                                 env=carried_env(os.environ))
     except inst.InstallError as e:
         typer.echo(f"error: {e}", err=True)
         return 1
@@ -127,28 +129,38 @@ def mcp_install(harness: str, scope: str, dry_run: bool) -> int:
         typer.echo(f"fix: run `brain mcp install {h.name}` without --scope (or with --scope user).", err=True)
         return 2
     program = inst.brain_program()
-    argv = mcp.mcp_add_argv(harness, program, scope)
+    env = carried_env(os.environ)
+    argv = mcp.mcp_add_argv(harness, program, scope, env)
     from ..hooks.mcp_registered import registered
 
-    ours = {"command": program[0], "args": [*program[1:], *mcp.MCP_SERVER_ARGS]}
-    if registered(harness, scope, mcp.MCP_NAME, os.environ) == ours:
+    ours = {"command": program[0], "args": [*program[1:], *mcp.MCP_SERVER_ARGS], "env": env}
+    current = registered(harness, scope, mcp.MCP_NAME, os.environ)
+    if current == ours:
         typer.echo(f"already registered: {h.mcp_file(os.environ)} starts brain; nothing to do.")
         return 0
+    # an older entry (another brain, or BRAIN_HOME set since) is replaced: its CLI refuses a second add
+    remove = shlex.split(h.mcp_remove(mcp.MCP_NAME, scope)) if current is not None else None
     exe = h.find_program()
     if dry_run or exe is None:
         if exe is None:
             typer.echo(f"`{argv[0]}` is not on PATH, so nothing was registered. Run this once it is:")
         else:
             typer.echo("dry run: would run")
+        if remove:
+            typer.echo(f"  {shlex.join(remove)}")
         typer.echo(f"  {shlex.join(argv)}")
         typer.echo("or add this to the harness's config by hand:")
-        typer.echo(mcp.mcp_config_block(harness, program), nl=False)
+        typer.echo(mcp.mcp_config_block(harness, program, env), nl=False)
         if exe is None:  # nothing was registered: a script must not take this for success
             typer.echo(f"error: `{argv[0]}` is not on PATH; brain is not registered with {harness}.", err=True)
             typer.echo(f"fix: install {argv[0]} (or put it on PATH) and run `brain mcp install {harness}` again, "
                        "or add the block above to its config by hand.", err=True)
             return 1
         return 0
+    if remove:
+        r = run_harness(exe, remove, f"{remove[0]} mcp remove")
+        if r is None or r.returncode != 0:
+            return 1
     r = run_harness(exe, argv, f"{argv[0]} mcp add")
     if r is None:
         return 1

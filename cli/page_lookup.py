@@ -50,6 +50,10 @@ class Pages:
         """slug → the page's tags (frontmatter and inline), for the slugs the index knows."""
         return {slug: self._ask(lambda s: s.tags(slug, OWNER), []) for slug in slugs}
 
+    def all_tags(self) -> list[str]:
+        """Every tag in the index, sorted."""
+        return self._ask(lambda s: s.all_tags(OWNER), [])
+
     def resolve(self, name: str) -> tuple[str, str] | None:
         """(slug, vault-relative path) of the page `name` means: a slug, a file
         path (vault-relative, or absolute inside the vault, `.md` optional), or

@@ -158,10 +158,18 @@ def highlight(text: str, terms: list[str], on: bool) -> str:
     return pattern.sub(lambda m: paint(m.group(0), "hit", True), text)
 
 
+# a line whose start carries its meaning: a list item, a task, a table row, a quote or callout
+_MARKED = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|\||>)")
+MARKED_LINES = 6   # a list or table needs more rows than prose needs lines to be read
+
+
 def passage(chunk: str, terms: list[str], width: int, lines: int = 3) -> list[str]:
-    """The passage wrapped to the terminal, at most `lines` lines, starting near the first hit."""
+    """The passage wrapped to the terminal, at most `lines` lines, starting near the first hit.
+    A passage of list items, table rows or a callout keeps its lines and their markers."""
     import textwrap
 
+    if any(_MARKED.match(line) for line in chunk.splitlines()):
+        return _marked_passage(chunk, terms, width, max(lines, MARKED_LINES))
     text = " ".join(chunk.split())
     room = width * lines
     if len(text) > room and terms:
@@ -170,6 +178,42 @@ def passage(chunk: str, terms: list[str], width: int, lines: int = 3) -> list[st
             start = text.rfind(" ", 0, m.start() - room // 4) + 1
             text = "… " + text[start:]
     out = textwrap.wrap(text, width) or [""]
+    if len(out) > lines:
+        out = out[:lines]
+        out[-1] = out[-1][: max(0, width - 2)].rstrip() + " …"
+    return out
+
+
+_LEAD = re.compile(r"(?:>\s*)*(?:[-*+]\s+(?:\[.\]\s+)?|\d+[.)]\s+)?")
+_QUOTE = re.compile(r"(?:>\s*)*")
+
+
+def _marked_passage(chunk: str, terms: list[str], width: int, lines: int) -> list[str]:
+    """Each line of the passage as it is written (bullet, `|` cells, `>` marker), wrapped under
+    itself; when they do not all fit, the rows from the first that holds a query word (under
+    the table's header, when it is a table)."""
+    import textwrap
+
+    rows: list[str] = []
+    for line in chunk.splitlines():
+        if not line.strip():
+            continue
+        if rows and not _MARKED.match(line) and line[:1].isspace() and _MARKED.match(rows[-1]):
+            rows[-1] += " " + line.strip()   # a list item's wrapped line: the same item, wrapped anew
+        else:
+            rows.append(line.strip())
+    if len(rows) > lines and terms:
+        hit = re.compile(r"\b(" + "|".join(re.escape(t) for t in terms) + ")", re.IGNORECASE)
+        first = next((i for i, row in enumerate(rows) if hit.search(row)), 0)
+        header = rows[:2] if len(rows) > 2 and rows[0].startswith("|") and set(rows[1]) <= set("|-: ") else []
+        first = max(len(header), min(first, len(rows) - lines + len(header)))
+        rows = header + rows[first:] if first > len(header) else rows
+    out: list[str] = []
+    for row in rows:
+        lead, quote = _LEAD.match(row).group(0), _QUOTE.match(row).group(0)
+        # a wrapped callout line stays inside its callout; a wrapped item stays under its text
+        indent = quote + " " * (len(lead) - len(quote))
+        out += textwrap.wrap(row, width, subsequent_indent=indent, break_on_hyphens=False) or [""]
     if len(out) > lines:
         out = out[:lines]
         out[-1] = out[-1][: max(0, width - 2)].rstrip() + " …"

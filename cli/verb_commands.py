@@ -25,7 +25,8 @@ def _registry():
 
 class Opt:
     def __init__(self, names: tuple[str, ...], param: str | None, kind: str = "str", help=None,
-                 required: bool = False, optional_positional: bool = False, metavar: str | None = None):
+                 required: bool = False, optional_positional: bool = False, metavar: str | None = None,
+                 complete: str | None = None):
         self.names = names                  # ("--entity", "-e"), or ("QUERY",) for a positional
         self.param = param                  # the tool parameter it fills; None: the CLI's own
         self.kind = kind                    # str | int | flag
@@ -33,6 +34,7 @@ class Opt:
         self.required = required
         self.optional_positional = optional_positional
         self.metavar = metavar              # the value's name in argparse's usage line (None: its own)
+        self.complete = complete            # the completion.py function its values complete with
 
     @property
     def positional(self) -> bool:
@@ -136,14 +138,14 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("recall", "recall", (
         Opt(("QUERY",), "query", help="words to search the pages for (without it: facts only)",
             optional_positional=True),
-        Opt(("--entity", "-e"), "entity"),
+        Opt(("--entity", "-e"), "entity", complete="page_slugs"),
         Opt(("--since",), "since", help=_SINCE_HUMAN + " (facts arm; not with --entity)"),
         _session(),
         Opt(("--limit", "-n"), "limit", "int", help=_limit_help),
         _budget(),
         Opt(("--grep",), "grep"),
         Opt(("--tag", "-t"), None, "str", "Only pages carrying this tag (comma-separated for several; "
-            "#tag words in QUERY count too); facts are not filtered"),
+            "#tag words in QUERY count too); facts are not filtered", complete="tags"),
         Opt(("--include-expired",), "include_expired", "flag"),
         Opt(("--supersessions",), "supersessions", "flag"),
         Opt(("--scores",), None, "flag", "show each page's score (1.0 = the best match) beside its label"),
@@ -156,7 +158,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
         Opt(("FACT",), "fact"),
         Opt(("--provenance", "-p"), "provenance", help="where the fact comes from (default at the terminal: "
             "cli:<your user name>; MCP callers always give it)"),
-        Opt(("--entity", "-e"), "entity"),
+        Opt(("--entity", "-e"), "entity", complete="page_slugs"),
         Opt(("--kind", "-k"), "kind"),
         Opt(("--visibility",), "visibility"),
         Opt(("--ttl",), "ttl"),
@@ -166,7 +168,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
         Opt(("ID",), "id", help="the fact's number: what remember printed, or #id from recall"),
         Opt(("--reason",), "reason"),
     )),
-    Command("entity", "entity", (Opt(("NAME",), "name"),),
+    Command("entity", "entity", (Opt(("NAME",), "name", complete="page_slugs"),),
             summary="One entity's card: aliases, summary, open threads, edges, counts; exits 1 when no entity "
                     "has that name"),
     Command("context", "context_pack", (
@@ -189,10 +191,12 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
         _private(),
     )),
     Command("get", "get_page", (
-        Opt(("PAGE",), "slug", help="a page's slug (people/alice), its file path (people/Alice.md) or its title"),
+        Opt(("PAGE",), "slug", help="a page's slug (people/alice), its file path (people/Alice.md) or its title",
+            complete="page_slugs"),
     )),
     Command("open", None, (
-        Opt(("PAGE",), None, help="a page's slug (people/alice), its file path (people/Alice.md) or its title"),
+        Opt(("PAGE",), None, help="a page's slug (people/alice), its file path (people/Alice.md) or its title",
+            complete="page_slugs"),
     ), summary="Open a page: in Obsidian when the vault is one, else in $VISUAL/$EDITOR, else print its path.", common=False),
     Command("call", None, (
         Opt(("VERB",), None, help="a tool name: recall, remember, context_pack, status, ..."),

@@ -38,9 +38,9 @@ class Harness:
     flag_file: str | None                      # relative to config_dir: where `switch` lives
     mcp_scopes: tuple[str, ...]                # the --scope values its CLI can honour
     mcp_file: Callable[[Mapping], Path]        # where its CLI keeps user-scope MCP servers
-    mcp_add: Callable[[str, list[str], str], list[str]]       # (name, server argv, scope) → its CLI's argv
+    mcp_add: Callable[[str, list[str], str, dict], list[str]]  # (name, server argv, scope, env) → its CLI's argv
     mcp_remove: Callable[[str, str], str]                      # (name, scope) → the command that undoes it
-    mcp_block: Callable[[str, list[str]], str]                # (name, server argv) → the config to paste
+    mcp_block: Callable[[str, list[str], dict], str]           # (name, server argv, env) → the config to paste
     remote_add: Callable[[str, str, list[str]], list[str]]    # (name, url, brain's argv) → its CLI's argv
     installed_note: str                        # printed after a hook install: when it runs next
     switch: HooksSwitch | None = None          # a setting the harness runs hooks only with
@@ -72,16 +72,34 @@ def codex_home(environ: Mapping | None = None) -> Path:
     return Path(env.get("CODEX_HOME") or _home(env) / ".codex").expanduser()
 
 
-def _claude_block(name: str, server: list[str]) -> str:
-    block = {"mcpServers": {name: {"type": "stdio", "command": server[0], "args": server[1:]}}}
+def _claude_entry(server: list[str], env: dict) -> dict:
+    return {"type": "stdio", "command": server[0], "args": server[1:], **({"env": env} if env else {})}
+
+
+def _claude_add(name: str, server: list[str], scope: str, env: dict) -> list[str]:
+    if env:
+        # the JSON form: `claude mcp add -e K=V` takes a list of values that would swallow the name
+        return ["claude", "mcp", "add-json", "--scope", scope, name, json.dumps(_claude_entry(server, env))]
+    return ["claude", "mcp", "add", "--scope", scope, name, "--", *server]
+
+
+def _claude_block(name: str, server: list[str], env: dict) -> str:
+    block = {"mcpServers": {name: _claude_entry(server, env)}}
     return ("# in ~/.claude.json (every project) or .mcp.json at a project's root:\n"
             + json.dumps(block, indent=2) + "\n")
 
 
-def _codex_block(name: str, server: list[str]) -> str:
+def _codex_add(name: str, server: list[str], scope: str, env: dict) -> list[str]:
+    return ["codex", "mcp", "add", name, *(w for k, v in env.items() for w in ("--env", f"{k}={v}")), "--", *server]
+
+
+def _codex_block(name: str, server: list[str], env: dict) -> str:
+    # JSON strings are TOML basic strings for the paths and words we write
     toml_args = ", ".join(json.dumps(a) for a in server[1:])
+    toml_env = ", ".join(f"{k} = {json.dumps(v)}" for k, v in env.items())
     return (f"# in {codex_home() / 'config.toml'}:\n"
-            f"[mcp_servers.{name}]\ncommand = {json.dumps(server[0])}\nargs = [{toml_args}]\n")
+            f"[mcp_servers.{name}]\ncommand = {json.dumps(server[0])}\nargs = [{toml_args}]\n"
+            + (f"env = {{ {toml_env} }}\n" if env else ""))
 
 
 def _claude_remote(name: str, url: str, program: list[str]) -> list[str]:
@@ -112,7 +130,7 @@ HARNESSES: dict[str, Harness] = {h.name: h for h in (
         user_hooks_file="settings.json", project_hooks_file=".claude/settings.local.json",
         events=(("SessionStart", SESSION_MATCHER),), flag_file=None,
         mcp_scopes=("user", "project", "local"), mcp_file=lambda env: _home(env) / ".claude.json",
-        mcp_add=lambda name, server, scope: ["claude", "mcp", "add", "--scope", scope, name, "--", *server],
+        mcp_add=_claude_add,
         mcp_remove=lambda name, scope: f"claude mcp remove --scope {scope} {name}",
         mcp_block=_claude_block, remote_add=_claude_remote,
         installed_note="Claude Code runs it at the next session start, resume, /clear and compaction.",
@@ -125,7 +143,7 @@ HARNESSES: dict[str, Harness] = {h.name: h for h in (
         events=(("SessionStart", SESSION_MATCHER), ("PostCompact", COMPACT_MATCHER)),
         flag_file="config.toml", switch=CODEX_HOOKS,
         mcp_scopes=("user",), mcp_file=lambda env: codex_home(env) / "config.toml",
-        mcp_add=lambda name, server, scope: ["codex", "mcp", "add", name, "--", *server],
+        mcp_add=_codex_add,
         mcp_remove=lambda name, scope: f"codex mcp remove {name}",
         mcp_block=_codex_block,
         # Codex gets the stdio relay `brain serve --remote NAME`

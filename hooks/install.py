@@ -30,6 +30,7 @@ from ..indexer.vault.atomic_files import write_atomic as atomic_write
 
 from . import InstallError
 from . import json_splice as js
+from .carried_env import with_env
 from .codex_flag import HooksSwitch
 from .session_start import repo_root
 
@@ -78,8 +79,10 @@ def brain_program() -> list[str]:
     return [str(Path(sys.executable).absolute()), "-m", "brain.cli.entry"]
 
 
-def hook_command(program: list[str] | None = None) -> str:
-    return shlex.join([*(program or brain_program()), "hook", "session-start"])
+def hook_command(program: list[str] | None = None, env: dict[str, str] | None = None) -> str:
+    """The hook's command line; `env` (carried_env) goes in front as `env K=V`: a hooks
+    file has no environment of its own, and the harness does not start in this shell."""
+    return shlex.join(with_env([*(program or brain_program()), "hook", "session-start"], env or {}))
 
 
 def hook_timeout(deadline_ms: int) -> int:
@@ -124,8 +127,8 @@ def _root(text: str, path_label: str) -> js.Node:
 
 
 def add_hooks(text: str | None, events, command: str, timeout: int, label: str = "the file") -> str:
-    """`text` with our handler added under each (event, matcher); unchanged
-    for events that already run it."""
+    """`text` with our handler added under each (event, matcher); for events that
+    already run it, our handler's command and timeout brought up to date."""
     if text is None or not text.strip():
         text = "{}\n"
     for event, matcher in events:
@@ -144,7 +147,30 @@ def add_hooks(text: str | None, events, command: str, timeout: int, label: str =
             raise InstallError(f'"hooks.{event}" in {label} is not a list; fix it by hand, nothing was changed.')
         elif not _groups_have_ours(js.value_of(text, ev.node)):
             text = js.add_item(text, ev.node, group)
+        else:
+            text = _refresh_ours(text, event, command, timeout, label)
     return text
+
+
+def _refresh_ours(text: str, event: str, command: str, timeout: int, label: str) -> str:
+    """`text` with our handlers under `event` running `command`: an install run again with
+    another brain, or with BRAIN_HOME set since, must change what the harness runs."""
+    while True:
+        stale = None
+        for g in _root(text, label).get("hooks").node.get(event).node.items:
+            inner = g.get("hooks") if g.kind == "object" else None
+            for h in inner.node.items if inner is not None and inner.node.kind == "array" else []:
+                value = js.value_of(text, h)
+                if is_our_handler(value) and (value.get("command"), value.get("timeout")) != (command, timeout):
+                    stale = (h, value)
+                    break
+            if stale:
+                break
+        if stale is None:
+            return text
+        # one splice, then parse again: every node after it has moved
+        h, value = stale
+        text = js.replace_value(text, h, {**value, "command": command, "timeout": timeout})
 
 
 def our_handler(text: str | None) -> tuple[str, int] | None:
@@ -236,16 +262,16 @@ def backups_of(path: Path) -> list[Path]:
     return [p for p in [backup_path(path)] if p.is_file()] + legacy
 
 
-def _original_before_install(path: Path, current: str, redo) -> tuple[bool, str | None]:
-    """(found, original): the backup that `redo` turns into `current`, or the
-    absent file when `redo(None)` does; (False, None) when neither does."""
+def _original_before_install(path: Path, current: str, redo, fits=lambda old: True) -> tuple[bool, str | None]:
+    """(found, original): the backup that `redo` turns into `current` (and that `fits`), or
+    the absent file when `redo(None)` does; (False, None) when neither does."""
     for b in backups_of(path):
         try:
             old = read_text(b)
         except InstallError:
             continue
         try:
-            if old is not None and redo(old) == current and old != current:
+            if old is not None and redo(old) == current and old != current and fits(old):
                 return True, old
         except InstallError:
             continue
@@ -285,8 +311,11 @@ def plan_uninstall(target: Target) -> tuple[list[Change], list[str]]:
     if ours is not None and cur is not None:
         command, timeout = ours
         label = str(target.hooks_file)
+        # a backup that still runs our hook is an older install (another brain, no BRAIN_HOME),
+        # not the file as it was before brain
         found, original = _original_before_install(
-            target.hooks_file, cur, lambda t: add_hooks(t, target.events, command, timeout, label))
+            target.hooks_file, cur, lambda t: add_hooks(t, target.events, command, timeout, label),
+            fits=lambda old: not has_our_hooks(old))
         if found:
             changes.append(Change(target.hooks_file, cur, original,
                                   f"restore {target.hooks_file} as it was before install"))

@@ -47,7 +47,7 @@ class FileHost:
     user_file: Callable[[Mapping[str, str]], Path]
     project_file: str                      # relative to the project root
     servers_key: str                       # the object holding the servers
-    entry: Callable[[list[str]], dict]     # our server entry, from the full argv
+    entry: Callable[[list[str], dict], dict]   # our server entry, from the full argv and the env it needs
 
     def path(self, scope: str, cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
         env = os.environ if environ is None else environ
@@ -56,17 +56,22 @@ class FileHost:
         return project_dir(cwd) / self.project_file
 
 
-def _command_args(argv: list[str]) -> dict:
-    return {"command": argv[0], "args": argv[1:]}
+def _command_args(argv: list[str], env: dict) -> dict:
+    return {"command": argv[0], "args": argv[1:], **({"env": env} if env else {})}
+
+
+def _opencode_entry(argv: list[str], env: dict) -> dict:
+    # opencode names a local server's variables `environment`
+    return {"type": "local", "command": argv, **({"environment": env} if env else {})}
 
 
 FILE_HOSTS: dict[str, FileHost] = {h.name: h for h in (
     FileHost("opencode", "opencode", lambda env: _xdg_config(env) / "opencode" / "opencode.json",
-             "opencode.json", "mcp", lambda argv: {"type": "local", "command": argv}),
+             "opencode.json", "mcp", _opencode_entry),
     FileHost("cursor", "Cursor", lambda env: _home(env) / ".cursor" / "mcp.json",
              ".cursor/mcp.json", "mcpServers", _command_args),
     FileHost("vscode", "VS Code", lambda env: _vscode_user_dir(env) / "mcp.json",
-             ".vscode/mcp.json", "servers", lambda argv: {"type": "stdio", **_command_args(argv)}),
+             ".vscode/mcp.json", "servers", lambda argv, env: {"type": "stdio", **_command_args(argv, env)}),
     FileHost("gemini", "Gemini CLI", lambda env: _home(env) / ".gemini" / "settings.json",
              ".gemini/settings.json", "mcpServers", _command_args),
 )}
@@ -98,16 +103,17 @@ def _servers(host: FileHost, text: str, root: js.Node, label: str) -> js.Node | 
 
 
 def add_server(host: FileHost, text: str | None, argv: list[str], label: str = "the file",
-               name: str = MCP_NAME) -> str:
-    """`text` with our server entry `name` in it (replacing an older entry of that name).
-    Comments and trailing commas (JSONC, as VS Code writes its files) stay as they are."""
+               name: str = MCP_NAME, env: dict | None = None) -> str:
+    """`text` with our server entry `name` in it (replacing an older entry of that name),
+    carrying `env` (carried_env) in the host's own form. Comments and trailing commas
+    (JSONC, as VS Code writes its files) stay as they are."""
     if text is None or not text.strip():
         text = "{}\n"
     try:
         blank = js.blank_comments(text)
     except ValueError as e:
         raise InstallError(f"{label} does not parse ({e}); fix it, nothing was changed.") from None
-    edited = _add_to_plain(host, blank, host.entry(argv), label, name)
+    edited = _add_to_plain(host, blank, host.entry(argv, env or {}), label, name)
     try:
         return js.carry(text, blank, edited)
     except ValueError as e:
@@ -129,12 +135,12 @@ def _add_to_plain(host: FileHost, text: str, entry: dict, label: str, name: str)
 
 
 def plan(host: FileHost, scope: str, argv: list[str], cwd: Path | None = None, environ=None,
-         name: str = MCP_NAME) -> list[Change]:
+         name: str = MCP_NAME, env: dict | None = None) -> list[Change]:
     """The edit that registers `argv` as the server `name` (brain itself by default;
     a remote brain is registered under its own name, beside it)."""
     path = host.path(scope, cwd, environ)
     old = read_text(path)
-    new = add_server(host, old, argv, str(path), name)
+    new = add_server(host, old, argv, str(path), name, env)
     if new == old:
         return []
     what = "brain" if name == MCP_NAME else f"the remote brain {name!r}"

@@ -11,14 +11,15 @@ MCP_SERVER_ARGS = ["serve", "--surface", "starter"]
 MCP_HOSTS = tuple(HARNESSES)  # registered through their own CLI; the others by file (mcp_files)
 
 
-def mcp_add_argv(name: str, program: list[str], scope: str = "user") -> list[str]:
-    """The harness's own command that registers our MCP server."""
-    return harness(name).mcp_add(MCP_NAME, [*program, *MCP_SERVER_ARGS], scope)
+def mcp_add_argv(name: str, program: list[str], scope: str = "user", env: dict | None = None) -> list[str]:
+    """The harness's own command that registers our MCP server, with the environment
+    brain needs (carried_env) in the harness's own form."""
+    return harness(name).mcp_add(MCP_NAME, [*program, *MCP_SERVER_ARGS], scope, env or {})
 
 
-def mcp_config_block(name: str, program: list[str]) -> str:
+def mcp_config_block(name: str, program: list[str], env: dict | None = None) -> str:
     """What to paste by hand when the harness's CLI is not installed."""
-    return harness(name).mcp_block(MCP_NAME, [*program, *MCP_SERVER_ARGS])
+    return harness(name).mcp_block(MCP_NAME, [*program, *MCP_SERVER_ARGS], env or {})
 
 
 def remote_add_argv(name: str, remote: str, url: str, program: list[str]) -> list[str]:

@@ -18,7 +18,7 @@ from .harnesses import HARNESSES
 
 
 def registered(name: str, scope: str, server: str, environ) -> dict | None:
-    """The user-scope entry `server` of harness `name` ({"command", "args"}), or None when
+    """The user-scope entry `server` of harness `name` ({"command", "args", "env"}), or None when
     it has none, the scope is another, or its file cannot be read."""
     if scope != "user":
         return None
@@ -32,4 +32,6 @@ def registered(name: str, scope: str, server: str, environ) -> dict | None:
     entry = servers.get(server) if isinstance(servers, dict) else None
     if not isinstance(entry, dict):
         return None
-    return {"command": entry.get("command"), "args": list(entry.get("args") or [])}
+    env = entry.get("env")
+    return {"command": entry.get("command"), "args": list(entry.get("args") or []),
+            "env": dict(env) if isinstance(env, dict) else {}}

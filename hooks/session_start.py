@@ -182,7 +182,12 @@ def _work(stdin, cfg: dict, no_daemon: bool, state: dict) -> None:
         if not entities:
             raise Skip("no entities: hooks.standing_entities is empty and cwd is not in a git repository")
         args = pack_args(payload, entities, int_setting(cfg, "hooks.budget_tokens", DEFAULT_BUDGET))
-        body, is_error = route.route_call("context_pack", args, no_daemon=no_daemon, remote=cfg.get("hooks.remote"))
+        lane = "in-process" if no_daemon else "daemon"
+        if no_daemon or cfg.get("hooks.remote"):
+            body, is_error = route.route_call("context_pack", args, no_daemon=no_daemon, remote=cfg.get("hooks.remote"))
+        else:
+            # a cold start (after a reboot) cannot wait for the daemon: the caches answer (route.py)
+            body, is_error, lane = route.call_or_read_caches("context_pack", args, state)
         if is_error:
             raise Skip(f"context_pack answered {body.get('error')}: {body.get('message')}")
         text = body.get("text") if isinstance(body, dict) else None
@@ -193,7 +198,7 @@ def _work(stdin, cfg: dict, no_daemon: bool, state: dict) -> None:
             # SessionStart(source=compact) does. This run only warmed the daemon.
             raise Skip("PostCompact: context goes in through SessionStart(source=compact); pack warmed")
         state["out"] = render(text)
-        state["detail"] = f"entities={args['entities']!r} chars={len(text)}"
+        state["detail"] = f"entities={args['entities']!r} chars={len(text)} from={lane}"
     except Skip as e:
         state["skip"] = str(e)
     except route.NoVault as e:
@@ -240,6 +245,11 @@ def main(argv: list[str] | None = None, stdin=None, stdout=None) -> int:
     if worker.is_alive() or time.monotonic() - started > deadline_s:
         log.write("skip", f"deadline of {int(deadline_s * 1000)} ms passed; printed nothing", started,
                   state.get("source"))
+        if "start_daemon" in state:  # still reading the caches: the next session needs a daemon
+            try:
+                state["start_daemon"]()
+            except BaseException:
+                pass
         if worker.is_alive():
             # the worker may be blocked on a socket or stdin: leave without it
             try:

@@ -100,3 +100,33 @@ def test_json_results_carry_vault_path_and_line_but_the_wire_does_not(vault):
     assert sorted(where.values()) == [("projects/ledger.md", 10), ("weekly.md", 3)], where
     wire = json.loads(brain("call", "recall", '{"query": "cut-over"}', cwd=vault))
     assert wire["results"] and all("path" not in r and "line" not in r for r in wire["results"])
+
+
+PLANNING = """# Planning
+
+Some opening prose about the quarter, long enough that the passage is a slice of the page and not all
+of it, with nothing in it about the systems below; it only sets the scene for the rest of the note.
+
+The order we agreed:
+- move the settlement ledger first
+- then the invoicing service
+- finally the quarterly reports
+
+| system | owner | switch-over |
+|---|---|---|
+| settlement ledger | Tom | March |
+| invoicing | Mei | April |
+
+> [!warning] Risk
+> The settlement switch-over slips if the partner bank file is late.
+"""
+
+
+def test_passages_keep_list_items_table_rows_and_callouts_on_their_own_lines(vault):
+    (vault / "planning.md").write_text(PLANNING)
+    out = brain("recall", "invoicing service", cwd=vault)
+    assert "    - move the settlement ledger first\n    - then the invoicing service\n" in out, out
+    out = brain("recall", "owner switch-over April", cwd=vault)
+    assert "    | system | owner | switch-over |\n    |---|---|---|\n    | settlement ledger | Tom | March |\n" in out, out
+    out = brain("recall", "partner bank file late", cwd=vault)
+    assert "    > [!warning] Risk\n    > The settlement switch-over slips" in out, out

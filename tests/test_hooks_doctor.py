@@ -77,8 +77,8 @@ def test_doctor_without_hooks_warns_and_a_missing_command_fails(setup):
 
 def test_doctor_reports_a_hook_that_yields_nothing(setup, brain_home):
     home, env = setup
-    assert brain(env, "hooks", "install", "claude").returncode == 0
     env = dict(env, BRAIN_VAULT=str(brain_home / "no-such-vault"))
+    assert brain(env, "hooks", "install", "claude").returncode == 0
     code, found = rows(env, cwd=home)
     [sim] = by_check(found)["simulated session start"]
     assert sim["status"] == "fail" and "no context was injected" in sim["detail"], sim
@@ -119,3 +119,26 @@ def test_a_bare_brain_in_a_hook_config_is_a_warning_naming_the_fix(setup):
     [command] = by_check(found)["hook command"]
     assert command["status"] == "warn" and "this shell only" in command["detail"], command
     assert "brain hooks install claude" in command["detail"]
+
+
+def test_doctor_runs_the_hook_as_a_harness_does_and_fails_when_brain_home_is_not_carried(setup, brain_home):
+    """BRAIN_HOME exported in this shell reaches no harness: a hook installed before it was
+    set finds no vault when started with PATH and HOME only, and the doctor says so."""
+    home, env = setup
+    plain = {k: v for k, v in env.items() if k not in ("BRAIN_HOME", "BRAIN_MODEL_CACHE", "XDG_CONFIG_HOME")}
+    assert brain(plain, "hooks", "install", "claude").returncode == 0
+    code, found = rows(env, cwd=home)
+    checks = by_check(found)
+    [where] = checks["hook environment"]
+    assert where["status"] == "fail" and "finds no vault" in where["detail"], where
+    assert "brain hooks install claude" in where["detail"]
+    [sim] = checks["simulated session start"]
+    assert sim["status"] == "fail", sim
+    assert code == 1
+
+    assert brain(env, "hooks", "install", "claude").returncode == 0  # from the shell that has BRAIN_HOME
+    code, found = rows(env, cwd=home)
+    checks = by_check(found)
+    assert checks["hook environment"][0]["status"] == "ok", checks["hook environment"]
+    assert "characters of context" in checks["simulated session start"][0]["detail"]
+    assert code == 0, found

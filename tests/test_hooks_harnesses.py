@@ -21,7 +21,7 @@ def extra_harness(tmp_path, monkeypatch):
     home = tmp_path / "zed-home"
     h = replace(harnesses.HARNESSES["claude"], name="zed", label="Zed", program="zed-cli",
                 config_dir=lambda env: home, user_hooks_file="hooks.json",
-                mcp_add=lambda name, server, scope: ["zed-cli", "mcp", "add", name, *server],
+                mcp_add=lambda name, server, scope, env: ["zed-cli", "mcp", "add", name, *server],
                 installed_note="Zed runs it at its next start.")
     monkeypatch.setitem(harnesses.HARNESSES, "zed", h)
     return home

@@ -44,11 +44,14 @@ class Home(type(Path())):
 
 @pytest.fixture
 def home(tmp_path, brain_home):
-    """A user's HOME with no Claude or Codex CLI on PATH; `brain` resolves."""
+    """A user's HOME with no Claude or Codex CLI on PATH; `brain` resolves. Nothing moves
+    brain's state (no BRAIN_HOME): the configs written carry no environment (the ones that
+    do: test_hooks_carried_env.py), and every default folder is under this HOME."""
     h = Home(tmp_path / "home")
     h.mkdir()
-    env = dict(os.environ, HOME=str(h), BRAIN_HOME=str(brain_home), PATH=VENV_BIN + os.pathsep + "/usr/bin:/bin")
-    for k in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "BRAIN_VAULT"):
+    env = dict(os.environ, HOME=str(h), PATH=VENV_BIN + os.pathsep + "/usr/bin:/bin")
+    for k in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "BRAIN_VAULT", "BRAIN_HOME", "BRAIN_MODEL_CACHE",
+              "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR"):
         env.pop(k, None)
     h.env = env
     return h

@@ -64,9 +64,10 @@ def env(tmp_path, brain_home):
         fake = bin_dir / prog
         fake.write_text(FAKE_CLI.format(python=sys.executable))
         fake.chmod(0o755)
-    e = dict(os.environ, HOME=str(home), BRAIN_HOME=str(brain_home),
-             PATH=os.pathsep.join([str(bin_dir), VENV_BIN, "/usr/bin", "/bin"]))
-    for k in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "BRAIN_VAULT", "XDG_CONFIG_HOME"):
+    # nothing moves brain's state (no BRAIN_HOME): the entries carry no environment
+    e = dict(os.environ, HOME=str(home), PATH=os.pathsep.join([str(bin_dir), VENV_BIN, "/usr/bin", "/bin"]))
+    for k in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "BRAIN_VAULT", "BRAIN_HOME", "BRAIN_MODEL_CACHE",
+              "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR"):
         e.pop(k, None)
     return e
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..protocol.version import MCP_PROTOCOL_VERSION
 from ..rendezvous import IDENTITY_KEY
-from .probe import vault_identity
+from .probe import try_connect, vault_identity
 from .spawn import connect_or_start
 
 CALL_ID = 2
@@ -128,6 +128,28 @@ def send_with_preamble(places, vault: Path, verb: str, args, preamble: dict) -> 
         # it) and refused before running anything: it is stopping, so a retry
         # that waits for it reaches a fresh daemon for this folder
         msg = _send_fresh(places, vault, verb, args, preamble)
+    return answer_body(msg)
+
+
+def send_if_running(places, vault: Path, verb: str, args: dict, *, timeout_s: float = 1.0,
+                    client: str = "brain-complete") -> tuple[dict, bool] | None:
+    """One local-lane call to the vault's daemon when one answers at its socket; None when
+    none does, or it serves another folder. Never starts a daemon (shell completion: a
+    keystroke must not spawn a process that indexes the vault)."""
+    sock = try_connect(places.socket_path(Path(vault).expanduser().resolve()), timeout=timeout_s)
+    if sock is None:
+        return None
+    sock.settimeout(timeout_s)
+    preamble = {"surface": "full", "lane": "local", "client": client}
+    ident = vault_identity(vault)
+    if ident is not None:
+        preamble["vault"] = ident
+    try:
+        msg = _send_once(sock, verb, args, preamble)
+    except (OSError, ValueError, DaemonCallError):
+        return None
+    if _wrong_vault(msg) or "error" in msg:
+        return None
     return answer_body(msg)
 
 

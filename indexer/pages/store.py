@@ -73,6 +73,18 @@ class SqlitePagesStore(NameLookups, FileReads):
             "SELECT COALESCE(NULLIF(a.display, ''), a.alias) FROM aliases a JOIN pages p ON p.id = a.page_id "
             f"WHERE p.slug = ?{hide_private(viewer, 'p.visibility')} ORDER BY a.alias", (slug,))]
 
+    def all_tags(self, viewer: Viewer) -> list[str]:
+        """Every tag the viewer's pages carry, once each, sorted (shell completion of --tag)."""
+        found: set[str] = set()
+        for (raw,) in self.db.execute(f"SELECT tags FROM pages WHERE tags != '[]'{hide_private(viewer)}"):
+            try:
+                tags = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(tags, list):
+                found.update(t for t in tags if isinstance(t, str))
+        return sorted(found)
+
     def tags(self, slug: str, viewer: Viewer) -> list[str]:
         row = self.db.execute(f"SELECT tags FROM pages WHERE slug = ?{hide_private(viewer)}", (slug,)).fetchone()
         try:

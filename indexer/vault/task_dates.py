@@ -1,0 +1,58 @@
+"""The date an undated open task was first seen, so it stays put when its page is edited.
+
+A task without a due date (`- [ ] call the bank`) is dated by its page; the page's
+last change would move it to "now" at every edit of any line, and an old chore would
+pass for a new one. So the first date a task is seen on a page (that page's last
+change then) is kept, keyed by the page's slug and a hash of the task's text, in a
+small SQLite file in the vault's state folder (docs/architecture.md, "Open tasks").
+
+It lives with the state, not the caches: `brain rebuild` keeps it. What it cannot
+survive: a new device or a deleted state folder (each task is then first seen again,
+dated by its page's last change at that time), a renamed page (new slug) and an edited
+task text (a new task). A failure to read or write it dates the task by its page,
+as before; it never fails a read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from pathlib import Path
+
+FILE_NAME = "task_dates.sqlite"
+
+_SCHEMA = """CREATE TABLE IF NOT EXISTS task_dates (
+    page TEXT NOT NULL, task TEXT NOT NULL, first_seen TEXT NOT NULL, PRIMARY KEY (page, task)
+) WITHOUT ROWID"""
+
+
+def task_key(text: str) -> str:
+    """The task's identity on its page: its words, whatever the spacing."""
+    return hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()[:32]
+
+
+def first_seen(path: Path, page: str, tasks: list[str], seen: str) -> dict[str, str]:
+    """task text → the date it was first seen on `page`; tasks seen for the first time now
+    are recorded with `seen` (the page's last change)."""
+    if not tasks:
+        return {}
+    keys = {t: task_key(t) for t in tasks}
+    try:
+        if not path.exists():
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))   # private, like all state
+        db = sqlite3.connect(path, timeout=2.0)
+        try:
+            db.execute(_SCHEMA)
+            with db:
+                db.executemany("INSERT OR IGNORE INTO task_dates (page, task, first_seen) VALUES (?, ?, ?)",
+                               [(page, k, seen) for k in set(keys.values())])
+            marks = ",".join("?" * len(set(keys.values())))
+            known = dict(db.execute(f"SELECT task, first_seen FROM task_dates WHERE page = ? AND task IN ({marks})",
+                                    [page, *set(keys.values())]))
+        finally:
+            db.close()
+    except (sqlite3.Error, OSError):
+        return {t: seen for t in tasks}
+    return {t: known.get(k, seen) for t, k in keys.items()}
