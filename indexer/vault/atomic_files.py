@@ -109,7 +109,7 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None, within: Path 
         if expect is ANY:
             os.replace(tmp, path)
         else:
-            swap_if_unchanged(tmp, path, expect)
+            swap_if_unchanged(tmp, path, expect, data)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -119,7 +119,7 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None, within: Path 
         pass
 
 
-def swap_if_unchanged(tmp: str, path: Path, expect: bytes | None) -> None:
+def swap_if_unchanged(tmp: str, path: Path, expect: bytes | None, data: bytes) -> None:
     """Put `tmp` at `path` only if `path` holds `expect` (None: is absent); ChangedMeanwhile, `path` as it
     was, otherwise.
 
@@ -154,6 +154,8 @@ def swap_if_unchanged(tmp: str, path: Path, expect: bytes | None) -> None:
         return
     if _read(Path(tmp)) != expect:   # what was taken out is not what the caller read: put it back
         _exchange(tmp, path)
+        if _read(Path(tmp)) != data:   # a second save came in between the two steps: the newer one stays
+            _exchange(tmp, path)
         raise changed
     os.unlink(tmp)
 
