@@ -5,9 +5,11 @@ holds two keysets, one per stream: pages by (updated_at, slug) and facts by
 (created_at, id), so a wake that had to stop early (page cap, fact cap,
 budget) resumes exactly where delivery stopped. Last writer wins. Rows idle
 for more than 7 days are removed when the store opens and on every first
-wake; each client keeps at most 1,000 rows, oldest evicted, and past 50,000
-rows in all the client holding the most loses its oldest: no client's burst
-evicts another's.
+wake; each client keeps at most 1,000 rows, oldest evicted. Past 50,000 rows
+in all, the least recently used rows idle for more than a day go first; a
+cursor used within the day is never evicted to make room (the floor), so a
+flood of new namespaces gets no row of its own instead (its delta answers as
+without a cursor) and every live caller keeps its cursor.
 
 Everything here fails open: a broken or unwritable store makes delta behave
 as if no cursor existed, never makes it fail.
@@ -30,8 +32,9 @@ log = logging.getLogger("brain.cursors")
 SOURCE = "default"
 IDLE_DAYS = 7
 MAX_ROWS_PER_CLIENT = 1000
-# all clients together; past it, the client with the most rows loses its oldest
+# all clients together; past it, the least recently used rows idle for longer than the floor go
 MAX_ROWS_TOTAL = 50_000
+FLOOR = _dt.timedelta(days=1)
 FILE_NAME = "delta_cursors.sqlite"
 
 _SCHEMA = """
@@ -92,17 +95,24 @@ class SQLiteCursorStore:
         try:
             with self._lock:
                 db = self._conn()
+                key = (source, client_id, bounded(session_id))
+                new = db.execute("SELECT 1 FROM cursors WHERE source = ? AND client_id = ? AND session_id = ?",
+                                 key).fetchone() is None
                 db.execute(
                     "INSERT OR REPLACE INTO cursors VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (source, client_id, bounded(session_id), cursor.since, cursor.slug,
-                     cursor.facts_since, cursor.facts_id, iso(utcnow())),
+                    (*key, cursor.since, cursor.slug, cursor.facts_since, cursor.facts_id, iso(utcnow())),
                 )
                 db.execute(
                     "DELETE FROM cursors WHERE rowid IN (SELECT rowid FROM cursors WHERE source = ? "
                     "AND client_id = ? ORDER BY touched_at DESC LIMIT -1 OFFSET ?)",
                     (source, client_id, MAX_ROWS_PER_CLIENT),
                 )
-                self._cap_total(db)
+                if not self._cap_total(db) and new:
+                    # full of cursors in use: this new one is not kept, none of theirs is dropped
+                    db.execute("DELETE FROM cursors WHERE source = ? AND client_id = ? AND session_id = ?", key)
+                    log.warning("delta cursor store full of cursors used within %s; a new cursor was not kept",
+                                FLOOR)
+                    return False
             return True
         except (sqlite3.Error, OSError):
             log.warning("delta cursor store unwritable (%s); the cursor was not saved", self.path, exc_info=True)
@@ -128,22 +138,20 @@ class SQLiteCursorStore:
             ).fetchone()[0]
 
     @staticmethod
-    def _cap_total(db: sqlite3.Connection) -> None:
-        """Keep the store under MAX_ROWS_TOTAL however many clients there are.
+    def _cap_total(db: sqlite3.Connection) -> bool:
+        """Keep the store under MAX_ROWS_TOTAL however many clients there are; False when it stays over.
 
-        The rows go from whichever client holds the most, so a flood spread
-        over many client ids still evicts only the flooders' own cursors.
+        The least recently used rows go, and only rows idle for longer than
+        FLOOR: a flood spread over many namespaces (one per connection is
+        cheap) cannot push out the cursor of a caller that woke today.
         """
         over = db.execute("SELECT COUNT(*) FROM cursors").fetchone()[0] - MAX_ROWS_TOTAL
-        while over > 0:
-            source, biggest, held = db.execute(
-                "SELECT source, client_id, COUNT(*) AS n FROM cursors GROUP BY source, client_id "
-                "ORDER BY n DESC LIMIT 1").fetchone()
-            cut = min(over, max(1, held - 1))
-            db.execute(
-                "DELETE FROM cursors WHERE rowid IN (SELECT rowid FROM cursors WHERE source = ? AND client_id = ? "
-                "ORDER BY touched_at LIMIT ?)", (source, biggest, cut))
-            over -= cut
+        if over <= 0:
+            return True
+        cutoff = iso(utcnow() - FLOOR)
+        gone = db.execute("DELETE FROM cursors WHERE rowid IN (SELECT rowid FROM cursors WHERE touched_at < ? "
+                          "ORDER BY touched_at LIMIT ?)", (cutoff, over)).rowcount
+        return gone >= over
 
     @staticmethod
     def _gc(db: sqlite3.Connection) -> int:
