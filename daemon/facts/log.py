@@ -117,6 +117,14 @@ class FactsLog:
             start = size - back + cut + 1 if cut >= 0 else 0
             f.seek(start)
             tail = f.read()
+            if parse_line(tail)[0] is not None:
+                # a whole record without its newline (already read as a fact): end its line, so the
+                # next record starts one of its own
+                f.seek(0, os.SEEK_END)
+                f.write(b"\n")
+                f.flush()
+                os.fsync(f.fileno())
+                return
             aside, out_fd = self._new_aside(start)
             # the copy is on disk (its name synced) before the log is cut, so a crash in between loses nothing
             with os.fdopen(out_fd, "wb") as out:
@@ -212,6 +220,20 @@ class FactsLog:
             return None if end > start else hasher
         return hasher
 
+    def continued_at(self, offset: int) -> bool:
+        """Whether a last line read whole before its newline came (`offset` just after it) was since
+        continued by more than a newline: then it is no record, and what was read from it must go."""
+        if offset <= 0:
+            return False
+        try:
+            with open(self.path, "rb") as f:
+                if os.pread(f.fileno(), 1, offset - 1) == b"\n":
+                    return False
+                after = os.pread(f.fileno(), 4096, offset)
+        except FileNotFoundError:
+            return False
+        return bool(after.split(b"\n", 1)[0].strip())
+
     def head_signature(self) -> str:
         """The first line, which identifies this log (a replaced file differs)."""
         try:
@@ -236,28 +258,44 @@ class FactsLog:
         except FileNotFoundError:
             return
         with f:
+            resumed = offset > 0 and os.pread(f.fileno(), 1, offset - 1) not in (b"\n", b"")
             f.seek(offset)
             line_no = first_line_no - 1
             pos = offset
             for raw in f:
+                if resumed:
+                    # the rest of a last line read whole before its newline came: not a line of its own
+                    resumed = False
+                    if not raw.endswith(b"\n"):
+                        break
+                    pos += len(raw)
+                    glued = "bytes glued after a whole record on its line" if raw.strip() else None
+                    yield line_no, None, pos, glued, raw
+                    continue
                 if not raw.endswith(b"\n"):
+                    # an unterminated last line: a whole record is read (another program wrote it without
+                    # its newline); anything less is being written, or torn, and waits
+                    rec, err = parse_line(raw)
+                    if rec is not None:
+                        yield line_no + 1, rec, pos + len(raw), None, raw
                     break
                 line_no += 1
                 pos += len(raw)
-                text = raw.strip()
-                if not text:
+                if not raw.strip():
                     yield line_no, None, pos, None, raw
                     continue
-                try:
-                    rec = json.loads(text.decode("utf-8"))
-                    if not isinstance(rec, dict) or rec.get("op") not in ("insert", "expire", "move"):
-                        raise ValueError("not a fact record (needs op insert/expire and an integer id)")
-                    # a move names two slugs, no fact (docs/architecture.md, "Entity identity")
-                    problem = move_problem(rec) if rec["op"] == "move" else id_problem(rec.get("id"))
-                    if problem:
-                        yield line_no, None, pos, problem, raw
-                        continue
-                except (ValueError, UnicodeDecodeError) as e:
-                    yield line_no, None, pos, str(e)[:160], raw
-                    continue
-                yield line_no, rec, pos, None, raw
+                rec, err = parse_line(raw)
+                yield line_no, rec, pos, err, raw
+
+
+def parse_line(raw: bytes) -> tuple[dict | None, str | None]:
+    """(the record, None) for a line holding one fact record, else (None, why)."""
+    try:
+        rec = json.loads(raw.strip().decode("utf-8"))
+        if not isinstance(rec, dict) or rec.get("op") not in ("insert", "expire", "move"):
+            raise ValueError("not a fact record (needs op insert/expire and an integer id)")
+    except (ValueError, UnicodeDecodeError) as e:
+        return None, str(e)[:160]
+    # a move names two slugs, no fact (docs/architecture.md, "Entity identity")
+    problem = move_problem(rec) if rec["op"] == "move" else id_problem(rec.get("id"))
+    return (None, problem) if problem else (rec, None)
