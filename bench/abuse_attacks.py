@@ -27,7 +27,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 # the areas, in the order the table lists them
-AREAS = ("abuse_facts", "abuse_privacy", "abuse_calls", "abuse_oauth")
+AREAS = ("abuse_facts", "abuse_privacy", "abuse_bounds", "abuse_calls", "abuse_oauth")
 # the columns every row has; anything else an attack returns is a figure of its own
 _BASE = ("attempts", "held", "broke")
 

@@ -329,12 +329,98 @@ def brain_folder_link(scratch: Path) -> dict:
                     "--no-daemon) and init must refuse, naming the link, and write nothing there"}
 
 
+# -- a link one level down: .brain/facts, the device log, the journal ---------
+
+def _link_spots(brain: "_Brain") -> dict[str, Path]:
+    logs = sorted((brain.vault / ".brain" / "facts").glob("*.jsonl"))
+    state = brain.places.vault_state_dir(brain.vault)
+    return {"facts folder": brain.vault / ".brain" / "facts", "device log": logs[0],
+            "journal": state / "device.acked.jsonl"}
+
+
+def _untouched(path: Path):
+    st = os.stat(path)
+    if os.path.isdir(path):
+        return st.st_mode, sorted((p.name, p.read_bytes(), p.stat().st_mode) for p in path.iterdir())
+    return st.st_mode, path.read_bytes()
+
+
+def links_under_brain(scratch: Path) -> dict:
+    """Each place under .brain (and the journal) x each kind of target, then a log swapped for a link
+    over and over while remember runs: nothing may land outside the vault (docs/architecture.md "Symlinks")."""
+    outside = scratch / "elsewhere"
+    outside.mkdir()
+    os.chmod(outside, 0o755)
+    (outside / "target.jsonl").write_bytes(b'{"op":"insert","id":1,"fact":"not yours"}\n')
+    os.chmod(outside / "target.jsonl", 0o644)
+    tried = held = 0
+    with _Brain(scratch, {"notes/inside.md": b"# Inside\n\nA page.\n"}) as brain:
+        s = brain.session()
+        s.call("remember", {"fact": "first fact", "provenance": "abuse"})
+        spots = _link_spots(brain)
+        targets = {"outside folder": outside, "outside file": outside / "target.jsonl",
+                   "file inside vault": brain.vault / "notes/inside.md", "dangling": outside / "none"}
+        for where, spot in spots.items():
+            for kind, target in targets.items():
+                if (where == "facts folder") != (kind in ("outside folder", "dangling")) and kind != "dangling":
+                    continue
+                watched = outside if kind in ("outside folder", "dangling") else target
+                before = _untouched(watched)
+                aside = scratch / "aside"
+                os.rename(spot, aside)
+                os.symlink(target, spot)
+                body, err = s.call("remember", {"fact": f"through {where} to {kind}", "provenance": "abuse"})
+                ok = err and body.get("error") == "unavailable" and str(scratch) not in json.dumps(body) \
+                    and _untouched(watched) == before
+                os.unlink(spot)
+                os.rename(aside, spot)
+                tried += 1
+                held += bool(ok)
+        # the device log replaced by a link again and again while remember runs
+        log_path, target = spots["device log"], outside / "target.jsonl"
+        before = _untouched(target)
+        stop = threading.Event()
+
+        def swap():
+            while not stop.is_set():
+                os.rename(log_path, log_path.with_name("held-aside"))
+                os.symlink(target, log_path)
+                time.sleep(0.002)
+                os.unlink(log_path)
+                os.rename(log_path.with_name("held-aside"), log_path)
+                time.sleep(0.002)
+
+        t = threading.Thread(target=swap)
+        t.start()
+        acked, refused, deadline = [], 0, time.monotonic() + 5
+        while time.monotonic() < deadline:
+            text = f"raced fact {len(acked) + refused}"
+            body, err = s.call("remember", {"fact": text, "provenance": "abuse"})
+            if err:
+                refused += 1
+            else:
+                acked.append(text)
+        stop.set()
+        t.join()
+        on_disk = log_path.read_text()
+        lost = sum(1 for a in acked if f'"{a}"' not in on_disk)
+        tried += 1
+        held += _untouched(target) == before and not lost
+        s.s.close()
+    return {"attempts": tried, "held": held, "broke": tried - held, "acked_lost": lost,
+            "raced_remembers_acked": len(acked), "raced_remembers_refused": refused,
+            "note": ".brain/facts, the device log and the journal linked to a folder or file outside, a page "
+                    "inside, nowhere; then the log swapped for a link while remember runs: refused without a "
+                    "path, the target's mode and bytes unchanged, no acknowledged fact lost"}
+
+
 ATTACKS: list[tuple[str, Callable[[Path], dict]]] = [
     ("bad private marks", bad_private_marks),
     ("private mark variants", private_mark_variants),
     ("remote put onto unindexed private page", remote_put_unindexed),
     ("alias bomb", alias_bomb),
     (".brain linked outside the vault", brain_folder_link),
+    ("links under .brain", links_under_brain),
 ]
 
 

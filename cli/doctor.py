@@ -154,6 +154,7 @@ def _facts_log(ctx: DoctorContext):
     from ..daemon.facts.sources import discover
 
     brain_dir = ctx.vault / ".brain"
+    yield from _links(ctx, brain_dir)
     sources = discover(brain_dir)
     if not sources:
         yield ("ok", "facts log", f"no facts yet ({brain_dir / 'facts'} is made by the first `remember`)")
@@ -178,6 +179,27 @@ def _facts_log(ctx: DoctorContext):
         yield ("warn", "edited log", f"{brain_dir / name} changed behind the facts cache's read position: edited "
                                      "by hand or by a sync tool. fix: nothing to do, the daemon re-reads the whole "
                                      "log before it next writes a fact, or when it starts")
+
+
+def _links(ctx: DoctorContext, brain_dir: Path):
+    """Links under `.brain` and at this device's journal: brain neither reads nor writes through them
+    (docs/architecture.md "Symlinks"), so each is named with its fix."""
+    import os
+
+    from ..daemon.facts.acked import journal_file
+    from ..indexer.vault.brain_folder import links_under
+
+    found = links_under(brain_dir) if os.path.isdir(brain_dir) and not os.path.islink(brain_dir) else []
+    journal = journal_file(ctx.places.vault_state_dir(ctx.vault) / "device")
+    if journal.is_symlink():
+        found.append((journal, os.readlink(journal)))
+    for link, target in found:
+        yield ("fail", "links", f"{link} is a symlink to {target}: brain writes no fact through it and reads "
+                                "no log from it, so remember answers `unavailable`. fix: `brain daemon stop`, "
+                                f"then `rm '{link}' && cp -a '{target}' '{link}'` if the target holds brain's "
+                                f"files, or just `rm '{link}'`")
+    if not found:
+        yield ("ok", "links", f"no symlink under {brain_dir} or at this device's journal")
 
 
 def _log_lines(sources):

@@ -97,3 +97,24 @@ def test_an_unreachable_database_is_one_error_naming_the_fix_and_admits_no_one(p
     with pytest.raises(AuthStoreError, match="store URL"):
         store.tokens()
     assert store.check_token("brain_anything") is None
+
+
+def test_a_registration_flood_neither_holds_slots_for_a_day_nor_takes_an_approved_client(backend, monkeypatch):
+    """Unapproved registrations lapse after 15 minutes and, at the limit of 100, the oldest of them makes
+    room; the client the owner approved stays (docs/protocol.md §11.5), on both backends."""
+    import time as time_mod
+
+    backend.add_client("owner-app", "owner's agent", {})
+    _, code = backend.add_pending("owner-app", ["read"])
+    assert backend.store.approve(code)
+    for i in range(150):
+        backend.add_client(f"flood-{i}", "flood", {})   # never refused, never past the limit
+    backend.add_client("late", "a real client", {})
+    ids = [c.id for c in backend.store.clients("full")]
+    assert "oauth:owner-app" in ids and "oauth:late" in ids and len(ids) <= 100, len(ids)
+    real = time_mod.time
+    monkeypatch.setattr(time_mod, "time", lambda: real() + 16 * 60)
+    backend.add_client("next", "sixteen minutes later", {})
+    ids = [c.id for c in backend.store.clients("full")]
+    assert "oauth:late" not in ids and "oauth:flood-149" not in ids   # lapsed, never approved
+    assert "oauth:owner-app" in ids and "oauth:next" in ids

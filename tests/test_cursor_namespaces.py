@@ -31,9 +31,9 @@ def test_each_client_id_is_its_own_namespace():
     assert ns({"lane": "remote", "client_id": "agent-7"}) == "socket:agent-7"
     # the HTTP front end's token names stay as they were, apart from socket clients of the same name
     assert ns({"lane": "remote", "transport": "http", "client_id": "agent-7"}) == "agent-7"
-    # no id: the shared namespace; never a local one by claim
-    assert ns({"lane": "remote"}) == "remote"
-    assert ns({"lane": "remote", "client_id": "local"}) == "remote"
+    # no id: a namespace of the connection's own, never shared, never a local one by claim
+    anon = [ns({"lane": "remote"}), ns({"lane": "remote"}), ns({"lane": "remote", "client_id": "local"})]
+    assert len(set(anon)) == 3 and all(a.startswith("socket:conn-") for a in anon), anon
     assert ns({"lane": "remote", "transport": "http", "client_id": "local:x"}) == "remote"
     assert ns({"lane": "local"}) == "local" and ns({"lane": "local", "client_id": "hook"}) == "local:hook"
 
@@ -72,3 +72,26 @@ def test_a_flood_over_many_client_ids_evicts_only_the_biggest(tmp_path, monkeypa
         time.sleep(0.002)
     assert store.count() == 20
     assert store.get("stdio:quiet", "mine") is not None
+
+
+def test_a_flood_of_new_namespaces_never_evicts_a_cursor_used_today(tmp_path, monkeypatch):
+    """12,600 namespaces of four cursors each took all ten of a quiet caller's cursors: the biggest
+    namespace lost its oldest. Now the least recently used go, and none used within the floor."""
+    import datetime as dt
+
+    from brain.daemon.server import cursor_store as cursors
+    from page_seed import now
+
+    monkeypatch.setattr(cursors, "MAX_ROWS_TOTAL", 60)
+    store = cursors.SQLiteCursorStore(tmp_path / "c.sqlite")
+    stale = cursors.iso(cursors.utcnow() - dt.timedelta(days=3))
+    for i in range(10):
+        store.put("remote", f"old-{i}", cursors.Cursor(now(), None, now(), None))
+    store._conn().execute("UPDATE cursors SET touched_at = ? WHERE session_id LIKE 'old-%'", (stale,))
+    for i in range(10):
+        store.put("socket:victim", f"mine-{i}", cursors.Cursor(now(), None, now(), None))
+    kept = [store.put(f"socket:conn-{i}", f"s{j}", cursors.Cursor(now(), None, now(), None))
+            for i in range(300) for j in range(4)]
+    assert all(store.get("socket:victim", f"mine-{i}") is not None for i in range(10))
+    assert store.count() <= 60 and store.count("remote") == 0   # the idle ones made room first
+    assert kept.count(False) == 1200 - 50   # then the flood's new cursors were not kept

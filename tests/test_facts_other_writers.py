@@ -211,3 +211,30 @@ def test_a_rename_over_the_log_during_the_write_is_caught_before_the_acknowledge
     assert texts == ["one", "written while the file was replaced"]  # there once, in the file at the path
     assert _ids_in(log) == [1, fid]
     s.close()
+
+
+def test_a_whole_record_without_its_final_newline_is_a_fact(tmp_path):
+    """A script that appends a complete JSON fact and no newline: the fact is read (docs/architecture.md,
+    "When another program writes the log"), brain's next record goes on a line of its own, and a line
+    cut short still waits; the same answers from a rebuild."""
+    log, cache = tmp_path / "facts.jsonl", tmp_path / "facts.sqlite"
+    s = FactsStore(log, cache)
+    first = _insert(s, "written by brain")
+    theirs = {"op": "insert", "id": 900, "ts": "2026-12-07T10:00:00.000Z", "fact": "appended by a script",
+              "kind": "fact", "entity_slug": None, "visibility": "world", "source": "script"}
+    with open(log, "ab") as f:
+        f.write(json.dumps(theirs).encode())   # no newline
+    s.catch_up()
+    assert _facts(s) == {first: "written by brain", 900: "appended by a script"}
+    after = _insert(s, "written by brain again")
+    lines = log.read_bytes().split(b"\n")
+    assert lines[-1] == b"" and [json.loads(x)["id"] for x in lines[:-1]] == [first, 900, after]
+    assert not list(tmp_path.glob("facts.jsonl.torn-*"))   # nothing set aside: it was whole
+    with open(log, "ab") as f:
+        f.write(b'{"op":"insert","id":950,"fact":"half wri')   # still being written
+    s.catch_up()
+    assert 950 not in _facts(s) and after in _facts(s)
+    s.close()
+    fresh = FactsStore(log, tmp_path / "rebuilt.sqlite")
+    assert _facts(fresh) == {first: "written by brain", 900: "appended by a script", after: "written by brain again"}
+    fresh.close()

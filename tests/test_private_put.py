@@ -96,3 +96,80 @@ def test_remote_puts_over_mcp_never_overwrite_an_unindexed_private_page(seeded, 
         assert _same_answer(body, absent), (rel, body)
     for rel, raw in {**UNINDEXED, **JUST_WRITTEN}.items():
         assert (vault / rel).read_bytes() == raw, rel
+
+
+
+def _after_next_read(path, then):
+    """Run `then()` in a thread as soon as the next reader of `path` closes it (inotify
+    IN_CLOSE_NOWRITE): the moment between put_page's check and its write."""
+    import ctypes
+    import os
+    import select
+    import threading
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.inotify_init1(os.O_NONBLOCK)
+    libc.inotify_add_watch(fd, os.fsencode(str(path)), 0x10)   # IN_CLOSE_NOWRITE
+
+    def wait():
+        try:
+            if select.select([fd], [], [], 5)[0]:
+                then()
+        finally:
+            os.close(fd)
+
+    t = threading.Thread(target=wait)
+    t.start()
+    return t
+
+
+def test_the_owner_saving_between_the_check_and_the_write_is_never_overwritten(vault, open_index, remote):
+    """The owner's editor saves the page private just after a remote put_page read it to check: the
+    owner's bytes stay (the write happens only if the file is still what was checked), and the agent
+    is answered as for an absent slug, its text kept aside."""
+    import os
+
+    write(vault, "notes/plan.md", "# Plan\n\nshared draft\n")
+    e = open_index(vault)
+    path = vault / "notes/plan.md"
+    overwritten, answers = 0, set()
+    for i in range(40):
+        path.write_text(f"# Plan\n\nshared draft {i}\n")
+        e.index.apply(paths=["notes/plan.md"])   # world again, as the index knows it
+        mine = f"---\nvisibility: private\n---\n# Plan\n\nthe owner's words {i}\n".encode()
+
+        def save():
+            tmp = vault / "notes/.plan.md.swp"
+            tmp.write_bytes(mine)
+            os.replace(tmp, path)   # as an editor saves
+
+        t = _after_next_read(path, save)
+        body, err = call(e, "put_page", {"slug": "notes/plan", "content": f"agent text {i}"}, remote)
+        t.join()
+        overwritten += path.read_bytes() != mine
+        answers.add("error" if err else f"created {body.get('created')}")
+    assert overwritten == 0, (overwritten, answers)
+    # caught between check and write, the answer is an absent slug's; a save after the write simply wins
+    assert "created True" in answers and answers <= {"created True", "created False"}, answers
+
+
+def test_a_save_between_the_check_and_the_write_answers_as_a_stale_hash(vault, open_index, local):
+    """The same conflict an expected_hash mismatch gives, naming the current hash; the save is kept."""
+    import hashlib
+    import os
+
+    path = write(vault, "notes/todo.md", "# Todo\n\nfirst\n")
+    e = open_index(vault)
+    theirs = b"# Todo\n\nsaved by the owner's editor\n"
+
+    def save():
+        (vault / "notes/.todo.swp").write_bytes(theirs)
+        os.replace(vault / "notes/.todo.swp", path)
+
+    t = _after_next_read(path, save)
+    body, err = call(e, "put_page", {"slug": "notes/todo", "content": "agent text"}, local)
+    t.join()
+    stale, _ = call(e, "put_page", {"slug": "notes/todo", "content": "x", "expected_hash": "0" * 64}, local)
+    assert err and body["error"] == stale["error"] == "invalid_params" and "changed" in body["message"], body
+    assert hashlib.sha256(theirs).hexdigest() in json.dumps(body)
+    assert path.read_bytes() == theirs

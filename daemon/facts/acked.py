@@ -21,7 +21,8 @@ import logging
 import os
 from pathlib import Path
 
-from ...indexer.vault.atomic_files import fsync_dir, write_atomic
+from ...indexer.vault.atomic_files import write_atomic
+from ...indexer.vault.brain_folder import open_no_follow
 from ..private_files import FILE_MODE
 from .ids import MAX_ID
 
@@ -59,13 +60,21 @@ class AckJournal:
             out = out[1:]
         return out
 
+    def check_writable(self) -> None:
+        """LinkRefusedError when the journal is a link: refused before the log is written, so a fact is
+        never in the log yet unjournaled (its record below refuses a link swapped in later, too)."""
+        os.close(self._open(os.O_RDONLY | os.O_CREAT))
+
+    def _open(self, flags: int) -> int:
+        # never through a link: its target may be any file of the user's (docs/architecture.md "Symlinks")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        return open_no_follow(self.path.parent, self.path.name, flags, FILE_MODE, folder_mode=None)
+
     def record(self, lines: list[bytes]) -> None:
         """Append acknowledged lines durably; the caller tells its caller only after this returns."""
         if not lines:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        created = not self.path.exists()
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, FILE_MODE)
+        fd = self._open(os.O_RDWR | os.O_APPEND | os.O_CREAT)
         try:
             size = os.fstat(fd).st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":
@@ -79,8 +88,6 @@ class AckJournal:
             os.fsync(fd)
         finally:
             os.close(fd)
-        if created:
-            fsync_dir(self.path.parent)
         self._count += len(lines)
         self._minted = max([self._minted, *(_highest(raw) for raw in lines)])
         if self._count > 2 * KEEP:
@@ -89,7 +96,8 @@ class AckJournal:
     def _trim(self) -> None:
         kept = self.lines()[-KEEP:]
         mark = json.dumps({"minted": self._minted}).encode()
-        write_atomic(self.path, b"\n".join([mark, *kept]) + b"\n", mode=FILE_MODE)
+        # `within`: a link swapped in since is not followed out of the state folder
+        write_atomic(self.path, b"\n".join([mark, *kept]) + b"\n", mode=FILE_MODE, within=self.path.parent)
         self._count = len(kept) + 1
         log.info("journal of acknowledged facts trimmed to its last %d lines", len(kept))
 

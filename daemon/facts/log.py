@@ -20,7 +20,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from ...indexer.vault.atomic_files import fsync_dir
+from ...indexer.vault.brain_folder import open_no_follow
 from .homes import move_problem
 from .ids import id_problem
 from ..private_files import FILE_MODE, private_dir
@@ -29,31 +29,49 @@ log = logging.getLogger("brain.facts")
 
 
 class FactsLog:
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, root: Path | None = None):
+        """`root`: the folder below which no link is followed for a write (the vault's; by default the
+        log's own folder). docs/architecture.md "Symlinks"."""
         self.path = Path(path)
+        self._root = Path(root) if root is not None else None
         self._fd: int | None = None
         self.set_aside: list[bytes] = []  # torn tails this writer moved aside (their ids stay claimed)
 
     # -- writing -----------------------------------------------------------
 
+    def _open(self, rel: str, flags: int, folder_mode: int | None = 0o700) -> int:
+        """Open a file beside the log, through real folders only (LinkRefusedError on a link)."""
+        if self._root is None:
+            private_dir(self.path.parent)
+            return open_no_follow(self.path.parent, rel, flags, FILE_MODE, folder_mode)
+        if flags & os.O_CREAT and not self._root.exists():
+            private_dir(self._root)   # a store made before its vault folder (as before: nothing to follow yet)
+        return open_no_follow(self._root, str(self.path.parent.relative_to(self._root) / rel), flags, FILE_MODE,
+                              folder_mode)
+
     def open_for_append(self) -> None:
-        """Prepare to append: make the file, set aside a torn tail."""
-        private_dir(self.path.parent)
-        self._repair_torn_tail()
-        created = not self.path.exists()
-        self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
-        if created:
-            # the file's fsync does not cover its name: make the new entry durable too
-            fsync_dir(self.path.parent)
+        """Prepare to append: make the file (its name synced), set aside a torn tail; never through a link."""
+        fd = self._open(self.path.name, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+        try:
+            self._repair_torn_tail(fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd = fd
 
     def held_is_current(self) -> bool:
-        """Whether the open descriptor is the file now at the path (not one renamed over or deleted)."""
+        """Whether the open descriptor is the file now at the path, reached through real folders only
+        (not one renamed over, deleted, or moved out of the vault and linked back)."""
         if self._fd is None:
             return False
         try:
-            st = self.path.stat()
-        except FileNotFoundError:
+            fd = self._open(self.path.name, os.O_RDONLY, folder_mode=None)
+        except (FileNotFoundError, NotADirectoryError, RuntimeError):   # gone, or a link in the way
             return False
+        try:
+            st = os.fstat(fd)
+        finally:
+            os.close(fd)
         held = os.fstat(self._fd)
         return (held.st_dev, held.st_ino) == (st.st_dev, st.st_ino)
 
@@ -75,16 +93,20 @@ class FactsLog:
 
     def repair_torn_tail(self) -> None:
         """Move an unterminated last line aside (a crashed write, or another program's unfinished one)."""
-        self._repair_torn_tail()
-
-    def _repair_torn_tail(self) -> None:
         try:
-            size = self.path.stat().st_size
+            fd = self._open(self.path.name, os.O_RDWR)
         except FileNotFoundError:
             return
+        try:
+            self._repair_torn_tail(fd)
+        finally:
+            os.close(fd)
+
+    def _repair_torn_tail(self, fd: int) -> None:
+        size = os.fstat(fd).st_size
         if size == 0:
             return
-        with open(self.path, "rb+") as f:
+        with os.fdopen(os.dup(fd), "rb+") as f:
             f.seek(-1, os.SEEK_END)
             if f.read(1) == b"\n":
                 return
@@ -96,22 +118,35 @@ class FactsLog:
             start = size - back + cut + 1 if cut >= 0 else 0
             f.seek(start)
             tail = f.read()
-            aside = self.path.with_name(self.path.name + f".torn-{start}")
-            n = 1
-            while aside.exists():  # a second tear at the same offset keeps the first one too
-                aside = self.path.with_name(self.path.name + f".torn-{start}.{n}")
-                n += 1
-            # the copy is on disk before the log is cut, so a crash in between loses nothing
-            with os.fdopen(os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE), "wb") as out:
+            if parse_line(tail)[0] is not None:
+                # a whole record without its newline (already read as a fact): end its line, so the
+                # next record starts one of its own
+                f.seek(0, os.SEEK_END)
+                f.write(b"\n")
+                f.flush()
+                os.fsync(f.fileno())
+                return
+            aside, out_fd = self._new_aside(start)
+            # the copy is on disk (its name synced) before the log is cut, so a crash in between loses nothing
+            with os.fdopen(out_fd, "wb") as out:
                 out.write(tail)
                 out.flush()
                 os.fsync(out.fileno())
-            fsync_dir(self.path.parent)
             f.truncate(start)
             f.flush()
             os.fsync(f.fileno())
         self.set_aside.append(tail)
         log.warning("facts log ended in a torn line (%d bytes, never acknowledged); kept it in %s", len(tail), aside)
+
+    def _new_aside(self, start: int) -> tuple[Path, int]:
+        """A new file for a torn tail set aside at `start` (a second tear there keeps the first one too)."""
+        n = 0
+        while True:
+            aside = self.path.name + f".torn-{start}" + (f".{n}" if n else "")
+            try:
+                return self.path.with_name(aside), self._open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+            except FileExistsError:
+                n += 1
 
     def append(self, records: list[dict], before: Sequence[bytes] = ()) -> tuple[int, bytes]:
         """Append records (after the whole lines `before`, copied as they are) durably;
@@ -186,6 +221,20 @@ class FactsLog:
             return None if end > start else hasher
         return hasher
 
+    def continued_at(self, offset: int) -> bool:
+        """Whether a last line read whole before its newline came (`offset` just after it) was since
+        continued by more than a newline: then it is no record, and what was read from it must go."""
+        if offset <= 0:
+            return False
+        try:
+            with open(self.path, "rb") as f:
+                if os.pread(f.fileno(), 1, offset - 1) == b"\n":
+                    return False
+                after = os.pread(f.fileno(), 4096, offset)
+        except FileNotFoundError:
+            return False
+        return bool(after.split(b"\n", 1)[0].strip())
+
     def head_signature(self) -> str:
         """The first line, which identifies this log (a replaced file differs)."""
         try:
@@ -210,28 +259,44 @@ class FactsLog:
         except FileNotFoundError:
             return
         with f:
+            resumed = offset > 0 and os.pread(f.fileno(), 1, offset - 1) not in (b"\n", b"")
             f.seek(offset)
             line_no = first_line_no - 1
             pos = offset
             for raw in f:
+                if resumed:
+                    # the rest of a last line read whole before its newline came: not a line of its own
+                    resumed = False
+                    if not raw.endswith(b"\n"):
+                        break
+                    pos += len(raw)
+                    glued = "bytes glued after a whole record on its line" if raw.strip() else None
+                    yield line_no, None, pos, glued, raw
+                    continue
                 if not raw.endswith(b"\n"):
+                    # an unterminated last line: a whole record is read (another program wrote it without
+                    # its newline); anything less is being written, or torn, and waits
+                    rec, err = parse_line(raw)
+                    if rec is not None:
+                        yield line_no + 1, rec, pos + len(raw), None, raw
                     break
                 line_no += 1
                 pos += len(raw)
-                text = raw.strip()
-                if not text:
+                if not raw.strip():
                     yield line_no, None, pos, None, raw
                     continue
-                try:
-                    rec = json.loads(text.decode("utf-8"))
-                    if not isinstance(rec, dict) or rec.get("op") not in ("insert", "expire", "move"):
-                        raise ValueError("not a fact record (needs op insert/expire and an integer id)")
-                    # a move names two slugs, no fact (docs/architecture.md, "Entity identity")
-                    problem = move_problem(rec) if rec["op"] == "move" else id_problem(rec.get("id"))
-                    if problem:
-                        yield line_no, None, pos, problem, raw
-                        continue
-                except (ValueError, UnicodeDecodeError) as e:
-                    yield line_no, None, pos, str(e)[:160], raw
-                    continue
-                yield line_no, rec, pos, None, raw
+                rec, err = parse_line(raw)
+                yield line_no, rec, pos, err, raw
+
+
+def parse_line(raw: bytes) -> tuple[dict | None, str | None]:
+    """(the record, None) for a line holding one fact record, else (None, why)."""
+    try:
+        rec = json.loads(raw.strip().decode("utf-8"))
+        if not isinstance(rec, dict) or rec.get("op") not in ("insert", "expire", "move"):
+            raise ValueError("not a fact record (needs op insert/expire and an integer id)")
+    except (ValueError, UnicodeDecodeError) as e:
+        return None, str(e)[:160]
+    # a move names two slugs, no fact (docs/architecture.md, "Entity identity")
+    problem = move_problem(rec) if rec["op"] == "move" else id_problem(rec.get("id"))
+    return (None, problem) if problem else (rec, None)

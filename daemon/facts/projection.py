@@ -124,7 +124,7 @@ class Projection:
         _name, offset, _lines, head, sha, stat = read
         if offset == 0:
             return True
-        if offset > src.log.size() or src.log.head_signature() != head:
+        if offset > src.log.size() or src.log.head_signature() != head or src.log.continued_at(offset):
             return False
         key = src.log.stat_key()
         held = self._hashers.get(src.name)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,27 +59,36 @@ def _is_copy(name: str) -> bool:
     return not name.startswith(".") and ".torn-" not in name and (name.endswith(".jsonl") or "conflict" in name.lower())
 
 
+def _real(path: Path, kind) -> bool:
+    """Whether `path` is a file (or folder) of that kind itself, not a link to one: a link under `.brain`
+    is neither read nor written (docs/architecture.md "Symlinks"); `brain doctor facts` names it."""
+    try:
+        return kind(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 def discover(brain_dir: Path) -> list[Source]:
     """Every facts log under `brain_dir`, in the order the projection reads them."""
     found: list[Source] = []
     legacy = brain_dir / LEGACY_NAME
-    if legacy.is_file():
+    if _real(legacy, stat.S_ISREG):
         found.append(Source(LEGACY_NAME, FactsLog(legacy), 0))
     try:
         top = sorted(os.listdir(brain_dir))
     except FileNotFoundError:
         top = []
     for name in top:
-        if name.startswith("facts") and name != LEGACY_NAME and _is_copy(name) and (brain_dir / name).is_file():
+        if name.startswith("facts") and name != LEGACY_NAME and _is_copy(name) and _real(brain_dir / name, stat.S_ISREG):
             found.append(Source(name, FactsLog(brain_dir / name), 2))
     folder = brain_dir / DEVICE_DIR
     try:
-        inner = sorted(os.listdir(folder))
+        inner = sorted(os.listdir(folder)) if _real(folder, stat.S_ISDIR) else []
     except (FileNotFoundError, NotADirectoryError):
         inner = []
     for name in inner:
         path = folder / name
-        if not path.is_file():
+        if not _real(path, stat.S_ISREG):
             continue
         m = _DEVICE_LOG.match(name)
         if m:

@@ -139,6 +139,23 @@ class SqliteFactsStore(Projection, Restorer, FactReads, FactVectorRows, HomeRows
     def _write(self, build) -> list[dict]:
         """Durably log the records `build()` makes, then mirror them; the caller holds the lock.
 
+        Never through a link: `.brain`, `.brain/facts`, the log or the journal
+        made a link (or a file where a folder belongs) refuses the write with
+        `unavailable`, nothing written (docs/architecture.md "Symlinks").
+        """
+        try:
+            return self._write_at_path(build)
+        except BrainFolderError as e:
+            log.error("%s", e)
+            # the caller may be remote: the reason without this machine's paths
+            raise Unavailable("a folder or file under the vault's .brain folder (or this device's journal of "
+                              "acknowledged facts) is a link or not a real folder; nothing was written",
+                              suggestion="the vault's owner runs `brain doctor facts` to see which link and "
+                                         "how to fix it") from e
+
+    def _write_at_path(self, build) -> list[dict]:
+        """_write's loop.
+
         Acknowledged means in the file at the path: a write that went to a file
         renamed away meanwhile, or that was glued to another program's
         unfinished line, is made again (docs/architecture.md, "When another
@@ -188,14 +205,9 @@ class SqliteFactsStore(Projection, Restorer, FactReads, FactVectorRows, HomeRows
         the device and inode check of the log would follow a swapped folder out of the vault."""
         if self.brain_dir is None:
             return
-        try:
-            brain_folder(self.brain_dir.parent, create=False)
-        except BrainFolderError as e:
-            log.error("%s", e)
-            # the caller may be remote: the reason without this machine's paths
-            raise Unavailable("the vault's .brain folder is no longer a real folder inside the vault; "
-                              "nothing was written",
-                              suggestion="the vault's owner runs `brain doctor` to see what .brain points to") from e
+        brain_folder(self.brain_dir.parent, create=False)
+        if self.journal is not None:
+            self.journal.check_writable()   # before the log: a fact is acknowledged only once journaled
 
     def _holds_all(self, payload: bytes, records: list[dict]) -> bool:
         """Whether every line of `payload` (the records, and the lines written again or folded in
@@ -215,7 +227,9 @@ class SqliteFactsStore(Projection, Restorer, FactReads, FactVectorRows, HomeRows
     def _take_device(self, device: str) -> None:
         self.device = device
         self.slot = slot_of(device)
-        self.log = FactsLog(device_log(self._vault()[0], device))
+        # no link below the vault's folder is followed for a write (docs/architecture.md "Symlinks")
+        brain_dir = self._vault()[0]
+        self.log = FactsLog(device_log(brain_dir, device), root=brain_dir.parent)
         self._writable = False
 
     def _ready_to_append(self) -> None:

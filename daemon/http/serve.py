@@ -30,6 +30,7 @@ from pathlib import Path
 
 from ..protocol.caller import IDEMPOTENCY_META, Caller
 from ..protocol.errors import Unavailable
+from ..protocol.server_paths import for_remote
 from ..stores.auth import AuthStore, AuthStoreError
 from .auth_store import FileAuthStore
 
@@ -104,11 +105,11 @@ def daemon_sender(places, vault: Path):
             return await links.send(caller.session, preamble, name, arguments, meta)
         except (DaemonCallError, DaemonStartError, OSError) as e:
             log.warning("call %s failed to reach the daemon: %s", name, e)
-            return Unavailable(
+            return for_remote(Unavailable(   # every HTTP caller is remote: no socket path in the detail
                 "the brain daemon could not answer this call.",
                 "Retry; if it keeps failing, run `brain doctor` on the server machine.",
                 detail=str(e).splitlines()[0] if str(e) else None,
-            ).envelope(), True
+            ).envelope()), True
 
     return send_call
 

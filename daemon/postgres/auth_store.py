@@ -37,7 +37,10 @@ OAUTH_PREFIX = "oauth:"
 RESERVED_NAMES = {"local", "remote"}
 SCOPES = ("read", "write")
 PENDING_TTL_S = 600
-UNAPPROVED_CLIENT_TTL_S = 24 * 3600
+# a registration never approved lapses in minutes, as on the embedded store (daemon/http/oauth_store.py):
+# a flood of registrations cannot hold the slots for a day (docs/protocol.md §11.5)
+UNAPPROVED_CLIENT_TTL_S = 15 * 60
+MAX_CLIENTS = 100
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _USER_CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"   # no 0/O/1/I: the owner reads it out
 
@@ -199,10 +202,27 @@ class PgAuthStore:
 
     def add_client(self, client_id: str, name: str, info: dict[str, object]) -> None:
         """Register a client; it lapses unless the owner approves one of its requests in time."""
+        now = time.time()
         with self._conn() as conn:
+            conn.execute("DELETE FROM oauth_clients WHERE expires_at < %s", (now,))
+            live = conn.execute("SELECT COUNT(*) FROM oauth_clients").fetchone()[0]
+            if live >= MAX_CLIENTS:
+                # the oldest registration never approved and with no request awaiting the owner makes
+                # room: a flood only ever displaces its own, never a client the owner approved or is about to
+                gone = conn.execute(
+                    "DELETE FROM oauth_clients WHERE client_id IN (SELECT c.client_id FROM oauth_clients c "
+                    "WHERE c.expires_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM oauth_pending p WHERE "
+                    "p.client_id = c.client_id AND NOT p.approved AND NOT p.denied AND p.expires_at >= %s) "
+                    "ORDER BY c.expires_at LIMIT %s)", (now, live - MAX_CLIENTS + 1)).rowcount
+                if gone < live - MAX_CLIENTS + 1:
+                    raise AuthStoreError(
+                        f"this server already holds its limit of {MAX_CLIENTS} registered OAuth clients, each "
+                        "approved or awaiting the owner; the vault's owner removes unused ones (`brain auth "
+                        "clients`, then `brain auth revoke-client ID`); registrations never approved expire "
+                        f"after {UNAPPROVED_CLIENT_TTL_S // 60} minutes")
             conn.execute("INSERT INTO oauth_clients (client_id, name, info, created_at, expires_at) "
                          "VALUES (%s, %s, %s, %s, %s)",
-                         (client_id, name, Jsonb(info), now_iso(), time.time() + UNAPPROVED_CLIENT_TTL_S))
+                         (client_id, name, Jsonb(info), now_iso(), now + UNAPPROVED_CLIENT_TTL_S))
 
     def add_pending(self, client_id: str, scopes: list[str], fields: dict[str, object] | None = None) -> tuple[str, str]:
         """Record an authorization request awaiting the owner; (request id, user code)."""

@@ -4,8 +4,9 @@ The same rows and rules as the embedded store (daemon/server/cursor_store.py;
 the limits both keep are daemon/stores/cursor_limits.py):
 two keysets per session, last writer wins, rows idle for more than 7 days
 collected when the store first connects and by `gc`, each client keeping at
-most MAX_ROWS_PER_CLIENT rows and, past MAX_ROWS_TOTAL in all, the client
-holding the most losing its oldest. Every front end on the database sees the
+most MAX_ROWS_PER_CLIENT rows and, past MAX_ROWS_TOTAL in all, the least
+recently used rows idle for more than a day going first (never a cursor used
+within the day). Every front end on the database sees the
 same cursors, so a session that wakes through another front end resumes where
 it stopped.
 
@@ -23,7 +24,7 @@ from typing import Iterator
 import psycopg
 
 from ...indexer.vault.timestamps import iso, utcnow
-from ..stores.cursor_limits import MAX_ROWS_PER_CLIENT, SOURCE, cap_total, idle_cutoff
+from ..stores.cursor_limits import FLOOR, MAX_ROWS_PER_CLIENT, SOURCE, cap_total, idle_cutoff
 from ..stores.cursors import Cursor
 from .connections import Connections
 
@@ -43,13 +44,9 @@ DELETE FROM cursors WHERE (source, client_id, session_id) IN (
     SELECT source, client_id, session_id FROM cursors WHERE source = %s AND client_id = %s
     ORDER BY touched_at DESC OFFSET %s)
 """
-_BIGGEST = """
-SELECT source, client_id, count(*) AS n FROM cursors GROUP BY source, client_id ORDER BY n DESC LIMIT 1
-"""
-_CUT_OLDEST = """
+_CUT_IDLE = """
 DELETE FROM cursors WHERE (source, client_id, session_id) IN (
-    SELECT source, client_id, session_id FROM cursors WHERE source = %s AND client_id = %s
-    ORDER BY touched_at LIMIT %s)
+    SELECT source, client_id, session_id FROM cursors WHERE touched_at < %s ORDER BY touched_at LIMIT %s)
 """
 
 
@@ -96,10 +93,19 @@ class PgCursorStore:
         try:
             with self._borrow() as conn:
                 with conn.transaction():
-                    conn.execute(_PUT, (source, client_id, bounded(session_id), cursor.since, cursor.slug,
-                                        cursor.facts_since, cursor.facts_id, iso(utcnow())))
+                    key = (source, client_id, bounded(session_id))
+                    new = conn.execute("SELECT 1 FROM cursors WHERE source = %s AND client_id = %s "
+                                       "AND session_id = %s", key).fetchone() is None
+                    conn.execute(_PUT, (*key, cursor.since, cursor.slug, cursor.facts_since, cursor.facts_id,
+                                        iso(utcnow())))
                     conn.execute(_CAP_CLIENT, (source, client_id, MAX_ROWS_PER_CLIENT))
-                    self._cap_total(conn)
+                    if not self._cap_total(conn) and new:
+                        # full of cursors in use: this new one is not kept, none of theirs is dropped
+                        conn.execute("DELETE FROM cursors WHERE source = %s AND client_id = %s "
+                                     "AND session_id = %s", key)
+                        log.warning("delta cursor store full of cursors used within %s; a new cursor was "
+                                    "not kept", FLOOR)
+                        return False
             return True
         except (psycopg.Error, UnicodeEncodeError):  # a value PostgreSQL text cannot hold: not saved
             log.warning("delta cursor store unwritable; the cursor was not saved", exc_info=True)
@@ -124,11 +130,11 @@ class PgCursorStore:
         return int(row[0]) if row else 0
 
     @staticmethod
-    def _cap_total(conn: psycopg.Connection) -> None:
+    def _cap_total(conn: psycopg.Connection) -> bool:
         """cursor_limits.cap_total over the shared table."""
         row = conn.execute("SELECT count(*) FROM cursors").fetchone()
-        cap_total(int(row[0]) if row else 0, lambda: conn.execute(_BIGGEST).fetchone(),
-                  lambda *cut: conn.execute(_CUT_OLDEST, cut))
+        return cap_total(int(row[0]) if row else 0,
+                         lambda cutoff, n: conn.execute(_CUT_IDLE, (cutoff, n)).rowcount)
 
     @staticmethod
     def _gc(conn: psycopg.Connection) -> int:

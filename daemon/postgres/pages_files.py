@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from ...indexer.embeddings.search_modes import KEYWORD_ONLY
-from ...indexer.pages.page_tools import content_bytes, prepare_write, write_page_file
+from ...indexer.pages.page_tools import content_bytes, prepare_write, write_if_unchanged
 from ...indexer.page_policy.page_types import PageFile, SearchHit, WrittenPage
 from ...indexer.pages.table_writes import iso_ns
 from ...indexer.vault.parse import parse_page
@@ -135,7 +135,9 @@ class PgFileReads:
             if isinstance(ready, dict):
                 return cast(WrittenPage, ready)
             rel, real, old = ready
-            write_page_file(vault, rel, data)
+            held = write_if_unchanged(vault, slug, rel, data, old, writer)
+            if held is not None:   # changed meanwhile into a page private to the writer
+                return cast(WrittenPage, held)
             target = Path(real).relative_to(vault.resolve()).as_posix()   # a link's target may be a page too
             indexer.apply(paths=list(dict.fromkeys([rel, target])))
             indexed = self._rows("SELECT slug FROM pages WHERE path = %s", (rel,))

@@ -5,9 +5,12 @@ holds two keysets, one per stream: pages by (updated_at, slug) and facts by
 (created_at, id), so a wake that had to stop early (page cap, fact cap,
 budget) resumes exactly where delivery stopped. Last writer wins. Rows idle
 for more than 7 days are removed when the store opens and on every first
-wake; each client keeps at most 1,000 rows, oldest evicted, and past 50,000
-rows in all the client holding the most loses its oldest: no client's burst
-evicts another's (the limits both cursors stores keep: daemon/stores/cursor_limits.py).
+wake; each client keeps at most 1,000 rows, oldest evicted. Past 50,000 rows
+in all, the least recently used rows idle for more than a day go first; a
+cursor used within the day is never evicted to make room (the floor), so a
+flood of new namespaces gets no row of its own instead (its delta answers as
+without a cursor) and every live caller keeps its cursor (the limits both
+cursors stores keep: daemon/stores/cursor_limits.py).
 
 Everything here fails open: a broken or unwritable store makes delta behave
 as if no cursor existed, never makes it fail.
@@ -21,7 +24,7 @@ import threading
 from pathlib import Path
 
 from ...indexer.vault.timestamps import iso, utcnow
-from ..stores.cursor_limits import MAX_ROWS_PER_CLIENT, SOURCE, cap_total, idle_cutoff
+from ..stores.cursor_limits import FLOOR, MAX_ROWS_PER_CLIENT, SOURCE, cap_total, idle_cutoff
 from ..stores.cursors import Cursor
 from ..verbs.cursors import bounded
 
@@ -44,9 +47,8 @@ CREATE TABLE IF NOT EXISTS cursors (
 CREATE INDEX IF NOT EXISTS cursors_client ON cursors(source, client_id, touched_at);
 CREATE INDEX IF NOT EXISTS cursors_touched ON cursors(touched_at);
 """
-_BIGGEST = "SELECT source, client_id, COUNT(*) AS n FROM cursors GROUP BY source, client_id ORDER BY n DESC LIMIT 1"
-_CUT_OLDEST = ("DELETE FROM cursors WHERE rowid IN (SELECT rowid FROM cursors WHERE source = ? AND client_id = ? "
-               "ORDER BY touched_at LIMIT ?)")
+_CUT_IDLE = ("DELETE FROM cursors WHERE rowid IN (SELECT rowid FROM cursors WHERE touched_at < ? "
+             "ORDER BY touched_at LIMIT ?)")
 
 
 class SQLiteCursorStore:
@@ -90,17 +92,24 @@ class SQLiteCursorStore:
         try:
             with self._lock:
                 db = self._conn()
+                key = (source, client_id, bounded(session_id))
+                new = db.execute("SELECT 1 FROM cursors WHERE source = ? AND client_id = ? AND session_id = ?",
+                                 key).fetchone() is None
                 db.execute(
                     "INSERT OR REPLACE INTO cursors VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (source, client_id, bounded(session_id), cursor.since, cursor.slug,
-                     cursor.facts_since, cursor.facts_id, iso(utcnow())),
+                    (*key, cursor.since, cursor.slug, cursor.facts_since, cursor.facts_id, iso(utcnow())),
                 )
                 db.execute(
                     "DELETE FROM cursors WHERE rowid IN (SELECT rowid FROM cursors WHERE source = ? "
                     "AND client_id = ? ORDER BY touched_at DESC LIMIT -1 OFFSET ?)",
                     (source, client_id, MAX_ROWS_PER_CLIENT),
                 )
-                self._cap_total(db)
+                if not self._cap_total(db) and new:
+                    # full of cursors in use: this new one is not kept, none of theirs is dropped
+                    db.execute("DELETE FROM cursors WHERE source = ? AND client_id = ? AND session_id = ?", key)
+                    log.warning("delta cursor store full of cursors used within %s; a new cursor was not kept",
+                                FLOOR)
+                    return False
             return True
         except (sqlite3.Error, OSError):
             log.warning("delta cursor store unwritable (%s); the cursor was not saved", self.path, exc_info=True)
@@ -126,10 +135,10 @@ class SQLiteCursorStore:
             ).fetchone()[0]
 
     @staticmethod
-    def _cap_total(db: sqlite3.Connection) -> None:
+    def _cap_total(db: sqlite3.Connection) -> bool:
         """cursor_limits.cap_total over this file."""
-        cap_total(db.execute("SELECT COUNT(*) FROM cursors").fetchone()[0],
-                  lambda: db.execute(_BIGGEST).fetchone(), lambda *cut: db.execute(_CUT_OLDEST, cut))
+        return cap_total(db.execute("SELECT COUNT(*) FROM cursors").fetchone()[0],
+                         lambda cutoff, n: db.execute(_CUT_IDLE, (cutoff, n)).rowcount)
 
     @staticmethod
     def _gc(db: sqlite3.Connection) -> int:

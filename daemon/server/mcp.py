@@ -31,6 +31,7 @@ from ... import __version__
 from ..protocol.dispatch import dispatch
 from ..protocol.caller import Caller
 from ..protocol.errors import Unavailable
+from ..protocol.server_paths import for_remote
 from ..protocol.tools import REGISTRY
 
 if TYPE_CHECKING:
@@ -158,11 +159,14 @@ def engine_dispatcher(engine: ServedEngine, *, gate: CallGate | None = None,
         try:
             lost = vault_lost_envelope(engine)
             if lost is not None:
-                return lost, True
-            # status reports the warm-up, so it answers at once instead of waiting for it
-            if ready is not None and not ready.is_set() and name != "status":
-                ready.wait(READY_WAIT_S)
-            return dispatch(engine, name, arguments, caller)
+                body, is_error = lost, True
+            else:
+                # status reports the warm-up, so it answers at once instead of waiting for it
+                if ready is not None and not ready.is_set() and name != "status":
+                    ready.wait(READY_WAIT_S)
+                body, is_error = dispatch(engine, name, arguments, caller)
+            # errors name paths for the owner; a remote caller gets them without (server_paths.py)
+            return (for_remote(body) if is_error and caller.remote else body), is_error
         finally:
             gate.leave()
 

@@ -378,7 +378,10 @@ def run_stdio(places: Places, vault: Path, cfg: dict, surface: str) -> int:
     warmup = Warmup(engine, watch=True, models=bool(config_mod.get(cfg, "embeddings.enabled")))
     try:
         warmup.start()
-        caller = Caller(remote=True, client_id="remote", transport="stdio", surface=surface)
+        from ..verbs.cursors import connection_namespace
+
+        # one MCP host on this stdio: its own cursor namespace (docs/protocol.md §3.7)
+        caller = Caller(remote=True, client_id=connection_namespace("stdio"), transport="stdio", surface=surface)
         anyio.run(serve_stdio, engine, caller, warmup.index_ready, lambda: close_engine(engine, warmup))
     finally:
         close_engine(engine, warmup)

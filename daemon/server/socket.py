@@ -40,6 +40,7 @@ from mcp.shared.message import SessionMessage
 
 from .mcp import CALL_THREADS, SLOW_CALL_THREADS, CallGate, build_server, engine_dispatcher, fixed_caller, vault_lost_envelope
 from ..protocol.caller import Caller
+from ..verbs.cursors import connection_namespace
 from ..rendezvous import IDENTITY_KEY
 from ..protocol.surfaces import SURFACE_ORDER as SURFACES
 from ..protocol.wire_guard import (
@@ -87,7 +88,8 @@ def caller_from_preamble(pre: dict, uid: int | None, default_surface: str) -> Ca
     # any other client its own id, kept apart from token names by the
     # transport; a claim can only narrow (read_only), never grant trust
     if not claimed or claimed == "local":
-        client_id = "remote"
+        # no id: a namespace of this connection's own, so no other id-less client can evict its cursors
+        client_id = connection_namespace(transport)
     elif transport == "http":
         client_id = claimed
     else:

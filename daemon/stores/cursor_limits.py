@@ -11,8 +11,10 @@ from ...indexer.vault.timestamps import iso, utcnow
 SOURCE = "default"
 IDLE_DAYS = 7
 MAX_ROWS_PER_CLIENT = 1000
-# all clients together; past it, the client with the most rows loses its oldest
+# all clients together; past it, the least recently used rows idle for longer than FLOOR go
 MAX_ROWS_TOTAL = 50_000
+# a cursor used within this time is never evicted to make room for another
+FLOOR = _dt.timedelta(days=1)
 
 
 def idle_cutoff() -> str:
@@ -20,20 +22,17 @@ def idle_cutoff() -> str:
     return iso(utcnow() - _dt.timedelta(days=IDLE_DAYS))
 
 
-def cap_total(rows: int, biggest: Callable[[], tuple[str, str, int] | None],
-              cut_oldest: Callable[[str, str, int], object]) -> None:
-    """Keep a store of `rows` cursors under MAX_ROWS_TOTAL however many clients there are.
+def cap_total(rows: int, cut_idle: Callable[[str, int], int]) -> bool:
+    """Keep a store of `rows` cursors under MAX_ROWS_TOTAL however many clients there are; False
+    when it stays over.
 
-    The rows go from whichever client holds the most (`biggest()`: its source, client id
-    and row count), its oldest first (`cut_oldest(source, client, n)`), so a flood spread
-    over many client ids still evicts only the flooders' own cursors.
+    The least recently used rows go (`cut_idle(cutoff, n)` removes at most n rows touched before
+    `cutoff`, oldest first, and says how many), and only rows idle for longer than FLOOR: a flood
+    spread over many namespaces (one per connection is cheap) cannot push out the cursor of a
+    caller that woke today. A store that stays over keeps no new cursor (the caller's delta
+    answers as without one) rather than drop a live one.
     """
     over = rows - MAX_ROWS_TOTAL
-    while over > 0:
-        top = biggest()
-        if top is None:
-            return
-        source, client, held = top
-        cut = min(over, max(1, int(held) - 1))
-        cut_oldest(source, client, cut)
-        over -= cut
+    if over <= 0:
+        return True
+    return cut_idle(iso(utcnow() - FLOOR), over) >= over

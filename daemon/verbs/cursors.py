@@ -7,6 +7,7 @@ which the engine holds.
 from __future__ import annotations
 
 import hashlib
+import secrets
 
 from ..protocol.caller import Caller
 
@@ -20,6 +21,12 @@ def bounded(value: str) -> str:
         return value
     digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
     return value[: MAX_KEY - len(digest) - 1] + "~" + digest
+
+
+def connection_namespace(transport: str) -> str:
+    """The cursor namespace of one connection whose client names no id (docs/protocol.md §3.7): its own,
+    so a flood of id-less sessions elsewhere never evicts its cursors; it ends with the connection."""
+    return f"{transport}:conn-{secrets.token_hex(8)}"
 
 
 def client_of(caller: Caller) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 from ..vault.brain_folder import BrainFolderError, brain_folder
 from ..vault.frontmatter import page_visibility, split_frontmatter
 from ..vault.parse import parse_page
-from ..vault.atomic_files import write_atomic
+from ..vault.atomic_files import ANY, ChangedMeanwhile, write_atomic
 from ..vault.vault_files import PageWriteError, check_path_length, check_size, check_slug, content_hash, read_bytes
 from .table_writes import iso_ns
 from ..vault.scan import IGNORE_FILE, MAX_PAGE_BYTES, classify, page_path, stat_page
@@ -62,7 +62,9 @@ class PageOps:
             if isinstance(ready, dict):   # held aside: a blind writer never writes over a private page
                 return ready
             rel, real, old = ready
-            write_page_file(self.vault, rel, data)
+            held = write_if_unchanged(self.vault, slug, rel, data, old, viewer)
+            if held is not None:   # another program changed the file meanwhile, into a page private to them
+                return held
             # the link's target may be a page of its own
             target = Path(real).relative_to(Path(self.vault).resolve()).as_posix()
             self.apply(paths=list(dict.fromkeys([rel, target])))
@@ -185,11 +187,27 @@ def content_bytes(content: object) -> bytes:
     return data
 
 
-def write_page_file(vault: Path, rel: str, data: bytes) -> None:
+def write_if_unchanged(vault: Path, slug: str, rel: str, data: bytes, old: bytes | None,
+                       viewer: Viewer) -> dict | None:
+    """Write the page file only if it still holds `old` (None: still absent), checked right before the
+    rename; None once written. Changed meanwhile (the owner saved it while the caller's write was on
+    its way), the write is refused as a stale `expected_hash` is, or, when what is there now is private
+    to the writer, kept aside and answered as for an absent slug (docs/protocol.md §4.8)."""
+    try:
+        write_page_file(vault, rel, data, expect=old)
+        return None
+    except ChangedMeanwhile:
+        now = read_bytes(vault / rel)
+    if not viewer.sees_private and now is not None and not world_writable(now):
+        return hold_aside(vault, slug, rel, data, None)
+    raise stale_write(slug, content_hash(now) if now is not None else None)
+
+
+def write_page_file(vault: Path, rel: str, data: bytes, expect=ANY) -> None:
     """Write a page file atomically inside the vault; PageWriteError (never a server path) when refused."""
     path = vault / rel
     try:
-        write_atomic(path, data, within=vault)
+        write_atomic(path, data, within=vault, expect=expect)
     except PermissionError as e:  # the link changed since the caller's checks
         raise PageWriteError("invalid_slug", f"{rel} cannot be written: {e.strerror or e}.",
                              "Choose a slug whose folders are real folders inside the vault.") from None

@@ -57,7 +57,15 @@ def sweep_temp_files(root: Path, rels, min_age_s: float = TEMP_SWEEP_AGE_S) -> l
     return removed
 
 
-def write_atomic(path: Path, data: bytes, mode: int | None = None, within: Path | None = None) -> None:
+class ChangedMeanwhile(OSError):
+    """The file is no longer what the caller read (write_atomic's `expect`); it was left as it is."""
+
+
+ANY = object()   # write_atomic's `expect` when the caller replaces whatever is there
+
+
+def write_atomic(path: Path, data: bytes, mode: int | None = None, within: Path | None = None,
+                 expect=ANY) -> None:
     """Write `data` to a temp file beside `path`, fsync it, rename it over `path`.
 
     A symlink is followed on purpose: its target gets the new bytes and the
@@ -67,7 +75,10 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None, within: Path 
 
     `mode` defaults to the existing file's permissions; a new file is as open
     as its folder (0o644 in a 0755 vault folder, 0o600 in brain's private
-    0700 folders). The temp
+    0700 folders). With `expect` (the bytes the caller read, or None for a
+    file that was absent), the file is replaced only if it still holds them
+    at the rename (`swap_if_unchanged`); otherwise it is left as another
+    program saved it and ChangedMeanwhile is raised. The temp
     name starts with a dot, so the vault scanner and watcher never take it for
     a page.
     """
@@ -95,7 +106,10 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None, within: Path 
             f.flush()
             os.fchmod(f.fileno(), mode)
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        if expect is ANY:
+            os.replace(tmp, path)
+        else:
+            swap_if_unchanged(tmp, path, expect, data)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -103,6 +117,78 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None, within: Path 
         fsync_dir(path.parent)
     except OSError:
         pass
+
+
+def swap_if_unchanged(tmp: str, path: Path, expect: bytes | None, data: bytes) -> None:
+    """Put `tmp` at `path` only if `path` holds `expect` (None: is absent); ChangedMeanwhile, `path` as it
+    was, otherwise.
+
+    Checked by the rename itself where the system can: a new file is linked
+    in, which fails if one appeared; an existing one is exchanged with the
+    temp file in one step (Linux renameat2) and the bytes taken out are
+    compared, then put back if another program had saved in between. So a
+    save between the caller's read and the rename is never overwritten.
+    Elsewhere the file is read again right before a plain rename.
+    """
+    changed = ChangedMeanwhile(errno.EAGAIN, f"{path} changed since it was read", str(path))
+    if expect is None:
+        try:
+            os.link(tmp, path)   # fails when a file appeared meanwhile
+        except FileExistsError:
+            if os.path.isdir(path):   # a folder named like the file: not a change, a refusal
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path)) from None
+            raise changed from None
+        except OSError as e:
+            if e.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK):
+                raise
+            if os.path.lexists(path):   # no hard links here: the check and the rename are two steps
+                raise changed from None
+            os.replace(tmp, path)
+            return
+        os.unlink(tmp)
+        return
+    if not _exchange(tmp, path):
+        if _read(path) != expect:
+            raise changed
+        os.replace(tmp, path)
+        return
+    if _read(Path(tmp)) != expect:   # what was taken out is not what the caller read: put it back
+        _exchange(tmp, path)
+        if _read(Path(tmp)) != data:   # a second save came in between the two steps: the newer one stays
+            _exchange(tmp, path)
+        raise changed
+    os.unlink(tmp)
+
+
+_RENAME_EXCHANGE = 2
+
+
+def _exchange(a: str, b) -> bool:
+    """Swap two names in one step; False when this system or file system cannot."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_cwd = -100
+    if fn(at_cwd, os.fsencode(a), at_cwd, os.fsencode(str(b)), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    if err == errno.ENOENT:   # the file went meanwhile: not what the caller read
+        raise ChangedMeanwhile(err, f"{b} changed since it was read", str(b))
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _read(path) -> bytes | None:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
 
 
 def make_folders_like_parent(folder: Path, folder_mode: int | None = None) -> None:

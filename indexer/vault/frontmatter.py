@@ -8,7 +8,9 @@ visibility cannot be known.
 
 Hostile blocks are bounded (docs/architecture.md, "Hostile content"): a block
 over MAX_FRONTMATTER_BYTES, or whose aliases (`*name`) would expand past
-MAX_FRONTMATTER_NODES values, is refused before anything is built from it.
+MAX_FRONTMATTER_NODES values or MAX_EXPANDED_BYTES of text, is refused
+before anything is built from it; links and tags taken from a block are
+capped at MAX_FRONTMATTER_ITEMS.
 """
 
 from __future__ import annotations
@@ -31,6 +33,12 @@ MAX_FRONTMATTER_BYTES = 64 * 1024
 # Values the block stands for once every alias is expanded: a 400-byte
 # "billion laughs" block stands for 10^9 and, expanded, stalled the daemon.
 MAX_FRONTMATTER_NODES = 20_000
+# Text the block stands for once every alias is expanded: one 6 KB string
+# aliased 19,000 times stayed under the value cap, took 6.8 s to index and
+# made a 114 MB get_page answer. Four times the block's own ceiling.
+MAX_EXPANDED_BYTES = 4 * MAX_FRONTMATTER_BYTES
+# Links and tags taken from one page's frontmatter (real pages have a handful)
+MAX_FRONTMATTER_ITEMS = 1_000
 
 
 class _BoundedLoader(_SafeLoader):
@@ -52,12 +60,13 @@ class _BoundedLoader(_SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-def _expanded_size(root) -> int:
-    """How many values `root` stands for with its aliases expanded; refuses past the cap or on a cycle."""
-    sizes: dict[int, int] = {}
+def _expanded_size(root) -> tuple[int, int]:
+    """(values, bytes of text) `root` stands for with its aliases expanded; refuses past either cap or on a
+    cycle. Counted on the node graph, each shared node once, so a bomb costs its size, not its expansion."""
+    sizes: dict[int, tuple[int, int]] = {}
     open_nodes: set[int] = set()
 
-    def size(node) -> int:
+    def size(node) -> tuple[int, int]:
         key = id(node)
         if key in sizes:
             return sizes[key]
@@ -65,18 +74,24 @@ def _expanded_size(root) -> int:
             raise yaml.constructor.ConstructorError(
                 None, None, "an alias refers to the value that contains it", node.start_mark)
         open_nodes.add(key)
-        n = 1
-        if isinstance(node, yaml.SequenceNode):
-            n += sum(size(child) for child in node.value)
-        elif isinstance(node, yaml.MappingNode):
-            n += sum(size(k) + size(v) for k, v in node.value)
+        n, b = 1, len(node.value) if isinstance(node, yaml.ScalarNode) else 0
+        children = node.value if isinstance(node, yaml.SequenceNode) else \
+            [part for pair in node.value for part in pair] if isinstance(node, yaml.MappingNode) else []
+        for child in children:
+            cn, cb = size(child)
+            n, b = n + cn, b + cb
         open_nodes.discard(key)
         if n > MAX_FRONTMATTER_NODES:
             raise yaml.constructor.ConstructorError(
                 None, None, f"its aliases (*name) expand to more than {MAX_FRONTMATTER_NODES:,} values; "
                             "write the values out instead of repeating aliases", node.start_mark)
-        sizes[key] = n
-        return n
+        if b > MAX_EXPANDED_BYTES:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"it stands for more than {MAX_EXPANDED_BYTES // 1024} KB of text once its aliases "
+                            "(*name) are expanded; write the values out once, or move them into the page body",
+                node.start_mark)
+        sizes[key] = (n, b)
+        return n, b
 
     return size(root)
 
@@ -266,8 +281,12 @@ def split_tags(value) -> list[str]:
     else:
         items = [str(value)]
     out: list[str] = []
+    seen: set[str] = set()
     for item in items:
         tag = item.strip().lstrip("#").lower()
-        if tag and tag not in out:
+        if tag and tag not in seen:
+            seen.add(tag)
             out.append(tag)
+            if len(out) >= MAX_FRONTMATTER_ITEMS:
+                break
     return out

@@ -20,6 +20,7 @@ from functools import lru_cache
 from urllib.parse import unquote
 
 from .fences import lines_and_mask, prose_lines
+from .frontmatter import MAX_FRONTMATTER_ITEMS
 from .slugs import path_to_slug
 from .tasks import task_on_line
 
@@ -192,6 +193,8 @@ def frontmatter_links(data: dict, source_rel_path: str) -> list[Link]:
             link = _wikilink(inner, ltype, "frontmatter", None, source_dir)
             if link:
                 links.append(link)
+                if len(links) >= MAX_FRONTMATTER_ITEMS:   # a hostile block's count is bounded too
+                    return links
     return links
 
 
