@@ -190,7 +190,7 @@ def _links(ctx: DoctorContext, brain_dir: Path):
     from ..indexer.vault.brain_folder import links_under
 
     found = links_under(brain_dir) if os.path.isdir(brain_dir) and not os.path.islink(brain_dir) else []
-    journal = journal_file(ctx.places.vault_state_dir(ctx.vault) / "device")
+    journal = journal_file(ctx.places.vault_state_dir(brain_dir.parent) / "device")
     if journal.is_symlink():
         found.append((journal, os.readlink(journal)))
     for link, target in found:

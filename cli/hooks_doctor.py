@@ -148,7 +148,9 @@ def _hooks_check(ctx: DoctorContext):
     for harness, path, command, t in found:
         yield ("ok", "hook config", f"{harness}: {path} runs `{command}`")
         yield from HARNESSES[harness].doctor_checks(t)
-    argv, carried, shown = None, {}, None
+    argv: list[str] | None = None
+    carried: dict[str, str] = {}
+    shown = ""
     for program, command in _distinct_programs(found):
         status, detail, runnable = _program_check(program, command)
         yield (status, "hook command", detail)
@@ -161,9 +163,9 @@ def _hooks_check(ctx: DoctorContext):
         log_dir = ctx.places.log_dir
     else:
         env = clean_env(carried, os.environ)
-        seen, log_dir = vault_in(env)
+        seen, its_logs = vault_in(env)
         yield from _environment_check(ctx, shown, env, seen)
-        log_dir = log_dir or ctx.places.log_dir
+        log_dir = its_logs or ctx.places.log_dir
     deadline = deadline_ms(ctx.cfg)
     try:
         code, out, wall = simulate_session_start(argv, Path.cwd(), env=env)

@@ -210,9 +210,12 @@ def _marked_passage(chunk: str, terms: list[str], width: int, lines: int) -> lis
         rows = header + rows[first:] if first > len(header) else rows
     out: list[str] = []
     for row in rows:
-        lead, quote = _LEAD.match(row).group(0), _QUOTE.match(row).group(0)
+        # both patterns match the empty string, so a match is always there
+        lead, quote = _LEAD.match(row), _QUOTE.match(row)
+        assert lead is not None and quote is not None
+        lead_s, quote_s = lead.group(0), quote.group(0)
         # a wrapped callout line stays inside its callout; a wrapped item stays under its text
-        indent = quote + " " * (len(lead) - len(quote))
+        indent = quote_s + " " * (len(lead_s) - len(quote_s))
         out += textwrap.wrap(row, width, subsequent_indent=indent, break_on_hyphens=False) or [""]
     if len(out) > lines:
         out = out[:lines]

@@ -123,9 +123,9 @@ def read_caches(p: Places, vault: Path, cfg: dict, verb: str, args: dict) -> tup
     of the folder, no model (a starting daemon may hold the lock and be reconciling)."""
     from ..daemon.protocol.caller import Caller
     from ..daemon.protocol.dispatch import dispatch
-    from ..daemon.server.engine import Engine
+    from ..daemon.server.vault_engine import VaultEngine
 
-    engine = Engine(vault, p, {**cfg, "embeddings.enabled": False}, writer=None)
+    engine = VaultEngine(vault, p, {**cfg, "embeddings.enabled": False}, writer=None)
     try:
         return dispatch(engine, verb, args, Caller.local("cli"))
     finally:

@@ -157,7 +157,10 @@ def _refresh_ours(text: str, event: str, command: str, timeout: int, label: str)
     another brain, or with BRAIN_HOME set since, must change what the harness runs."""
     while True:
         stale = None
-        for g in _root(text, label).get("hooks").node.get(event).node.items:
+        hooks = _root(text, label).get("hooks")
+        handlers = hooks.node.get(event) if hooks is not None and hooks.node.kind == "object" else None
+        # _add_handler wrote both before this runs; a config without them has nothing to refresh
+        for g in handlers.node.items if handlers is not None and handlers.node.kind == "array" else []:
             inner = g.get("hooks") if g.kind == "object" else None
             for h in inner.node.items if inner is not None and inner.node.kind == "array" else []:
                 value = js.value_of(text, h)

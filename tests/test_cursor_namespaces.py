@@ -57,7 +57,7 @@ def test_one_relays_flood_of_sessions_never_evicts_another_relays_cursor(daemon)
     busy.close()
 
 
-def test_a_flood_over_many_client_ids_evicts_only_the_biggest(tmp_path, monkeypatch):
+def test_a_flood_over_many_client_ids_keeps_every_cursor_in_use(tmp_path, monkeypatch):
     import time
 
     from brain.daemon.server import cursor_store as cursors
@@ -80,9 +80,10 @@ def test_a_flood_of_new_namespaces_never_evicts_a_cursor_used_today(tmp_path, mo
     import datetime as dt
 
     from brain.daemon.server import cursor_store as cursors
+    from brain.daemon.stores import cursor_limits
     from page_seed import now
 
-    monkeypatch.setattr(cursors, "MAX_ROWS_TOTAL", 60)
+    monkeypatch.setattr(cursor_limits, "MAX_ROWS_TOTAL", 60)
     store = cursors.SQLiteCursorStore(tmp_path / "c.sqlite")
     stale = cursors.iso(cursors.utcnow() - dt.timedelta(days=3))
     for i in range(10):

@@ -89,7 +89,7 @@ def test_each_client_keeps_at_most_the_newest_rows(backend, monkeypatch):
     assert store.get("busy", "s0") is None and store.get("busy", "s7") is not None
 
 
-def test_a_flood_over_many_client_ids_evicts_only_the_biggest(backend, monkeypatch):
+def test_a_flood_over_many_client_ids_keeps_every_cursor_in_use(backend, monkeypatch):
     from brain.daemon.stores import cursor_limits
 
     monkeypatch.setattr(cursor_limits, "MAX_ROWS_TOTAL", 20)   # the limit both stores keep
@@ -100,6 +100,25 @@ def test_a_flood_over_many_client_ids_evicts_only_the_biggest(backend, monkeypat
         time.sleep(0.002)
     assert store.count() == 20
     assert store.get("stdio:quiet", "mine") is not None
+
+
+def test_when_full_the_idle_cursors_make_room_and_a_new_one_is_refused(backend, monkeypatch):
+    """Both stores keep one rule (stores/cursor_limits.cap_total): rows idle past the floor go
+    first, oldest first; a cursor used within the floor is never dropped for a newcomer."""
+    from brain.daemon.stores import cursor_limits
+
+    monkeypatch.setattr(cursor_limits, "MAX_ROWS_TOTAL", 6)
+    store = backend.open()
+    for i in range(3):
+        store.put("idle", f"s{i}", _cursor())
+    store.close()
+    backend.age(2)   # past the one-day floor, within the seven idle days
+    store = backend.open()
+    assert store.count("idle") == 3
+    kept = [store.put("live", f"s{i}", _cursor()) for i in range(6)]
+    assert store.count("idle") == 0 and store.count("live") == 6 and all(kept)
+    assert store.put("newcomer", "s", _cursor()) is False
+    assert store.count("live") == 6 and store.get("newcomer", "s") is None
 
 
 def test_idle_cursors_go_when_a_store_opens_and_on_gc(backend):

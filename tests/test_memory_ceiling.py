@@ -57,9 +57,9 @@ _INDEXER = textwrap.dedent("""
     import json, os, sys
     from pathlib import Path
     from brain.daemon.places import Places
-    from brain.daemon.server.engine import Engine
+    from brain.daemon.server.vault_engine import VaultEngine
     vault, home = Path(sys.argv[1]), sys.argv[2]
-    e = Engine(vault, Places.from_env({"BRAIN_HOME": home}), {"embeddings.enabled": False}, writer="test")
+    e = VaultEngine(vault, Places.from_env({"BRAIN_HOME": home}), {"embeddings.enabled": False}, writer="test")
     e.attach_index()
     n = e.page_db.execute("SELECT COUNT(*) FROM pages").fetchone()[0]
     e.close()

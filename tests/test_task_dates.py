@@ -12,7 +12,7 @@ from conftest import call
 from indexer_fixtures import write
 
 from brain.daemon.protocol.caller import Caller
-from brain.daemon.server.engine import Engine
+from brain.daemon.server.vault_engine import VaultEngine
 from brain.indexer.vault.task_dates import first_seen
 
 FIRST = dt.datetime(2026, 11, 2, 9, tzinfo=dt.timezone.utc).timestamp()
@@ -21,7 +21,7 @@ LATER = dt.datetime(2026, 12, 6, 17, tzinfo=dt.timezone.utc).timestamp()
 
 def threads(vault, places, name: str) -> dict[str, str]:
     """text → date of the entity's open threads, from a fresh engine over the caches."""
-    e = Engine(vault, places, {}, writer="test")
+    e = VaultEngine(vault, places, {}, writer="test")
     try:
         e.attach_index()
         body, err = call(e, "entity", {"name": name}, Caller.local("cli"))

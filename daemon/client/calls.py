@@ -140,7 +140,7 @@ def send_if_running(places, vault: Path, verb: str, args: dict, *, timeout_s: fl
     if sock is None:
         return None
     sock.settimeout(timeout_s)
-    preamble = {"surface": "full", "lane": "local", "client": client}
+    preamble: dict[str, object] = {"surface": "full", "lane": "local", "client": client}
     ident = vault_identity(vault)
     if ident is not None:
         preamble["vault"] = ident
