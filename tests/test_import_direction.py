@@ -25,10 +25,12 @@ VERSION = ("brain.__version__",)
 MAY_IMPORT = {
     "brain.daemon.protocol": ("brain.daemon.protocol", "brain.indexer"),
     "brain.daemon.stores": ("brain.daemon.stores", "brain.daemon.protocol", "brain.indexer"),
-    # the PostgreSQL backend: the contracts it implements and the facts ranking's policy (its words,
-    # fusion and constants in brain.daemon.facts), never the rest of the daemon
+    # the PostgreSQL backend: the contracts it implements, the vault's files and the policy both page
+    # backends share (page_policy), the facts ranking's policy (its words, fusion and constants in
+    # brain.daemon.facts); never the embedded pages store, nor the rest of the daemon
     "brain.daemon.postgres": ("brain.daemon.postgres", "brain.daemon.stores", "brain.daemon.protocol",
-                              "brain.daemon.facts", "brain.indexer"),
+                              "brain.daemon.facts", "brain.indexer.vault", "brain.indexer.page_policy",
+                              "brain.indexer.embeddings"),
     "brain.daemon.facts": ("brain.daemon.facts", "brain.daemon.stores", "brain.daemon.protocol",
                            "brain.daemon.private_files", "brain.indexer"),
     "brain.daemon.verbs": ("brain.daemon.verbs", "brain.daemon.stores", "brain.daemon.protocol", "brain.daemon.facts", "brain.daemon.llm",
@@ -152,6 +154,7 @@ def test_the_rules_catch_a_planted_import():
         (Path("indexer/vault/scan.py"), "import brain.daemon.config\n"),
         (Path("indexer/vault/parse.py"), "from ..pages.db import open_db\n"),
         (Path("indexer/embeddings/vectors.py"), "def f():\n    from ..pages import search\n"),
+        (Path("daemon/postgres/page_search.py"), "from ...indexer.pages.search import search_pages\n"),
         (Path("hooks/session_start.py"), "from ..daemon.server.usage import UsageLog\n"),
     ]
     found = violations(planted)

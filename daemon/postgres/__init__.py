@@ -29,7 +29,9 @@ never loads it.
 A peer of the embedded stores (indexer/pages, daemon/facts), not built on them.
 
 May import: `brain.daemon.stores` (the contracts), `brain.daemon.protocol`,
-`brain.indexer` (the policy both page backends share, in `indexer/page_policy`) and
+`brain.indexer.vault` (the vault's files), `brain.indexer.page_policy` (the policy
+both page backends share), `brain.indexer.embeddings` (the fact vectors), never
+`brain.indexer.pages` (the embedded pages store, its peer); and
 `brain.daemon.facts` for the facts ranking's policy and text forms (search.py's
 words, fusion and constants, dates.py, schema.normalize_text), so both backends
 rank alike. Never verbs, the server, HTTP or the CLI."""

@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterable
 
 import psycopg
 
-from ...indexer.pages.table_writes import collision_echo
+from ...indexer.page_policy.problems import collision_echo
 from ...indexer.vault.frontmatter import MAX_FRONTMATTER_BYTES
 from ...indexer.vault.parse import parse_page, parse_stub
 from ...indexer.vault.scan import IGNORE_FILE, FileStat, IgnoreRules, Problem, classify, read_head, read_page, stat_page

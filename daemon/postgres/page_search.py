@@ -30,10 +30,11 @@ from typing import Sequence
 import psycopg
 
 from ...indexer.page_policy.evidence import CREATE_SAFETY, coverage, evidence_of
-from ...indexer.page_policy.terms import BOOSTS, MAX_QUERY_TOKENS, TermFinder, content_tokens, query_tokens, text_key
+from ...indexer.page_policy.search_limits import COVER_WEIGHT, MAX_EXACT, MIN_VECTOR, RERANK_N, VECTOR_DEPTH
+from ...indexer.page_policy.terms import (BOOSTS, MAX_QUERY_TOKENS, TermFinder, content_tokens, number_forms,
+                                         query_tokens, text_key)
 from ...indexer.page_policy.passage import best_passage
 from ...indexer.page_policy.fusion import fuse as fuse_with_cards
-from ...indexer.pages.search import MAX_EXACT, MIN_VECTOR, VECTOR_DEPTH, number_forms
 from ...indexer.vault.chunks import CARD_ORD
 
 VECTOR_FLOOR = 0.2     # cosine that counts as nothing in the fusion by share of the best
@@ -47,8 +48,6 @@ WEIGHTS = [BOOSTS["body"] / BOOSTS["title"], BOOSTS["path"] / BOOSTS["title"],
            BOOSTS["headings"] / BOOSTS["title"], 1.0]
 PHRASE_WEIGHT = 2.0     # the whole query as a phrase, next to one telling word's share
 RANK_NORMALIZATION = 1  # ts_rank: divide by 1 + log(document length), as BM25 damps long chunks
-COVER_WEIGHT = 2.0      # the share of the query a chunk holds, next to its rank as a share of the best
-RERANK_N = 30           # chunks re-scored so (indexer/pages/search.py does the same to tantivy's hits)
 RRF_K = 60
 EF_SEARCH = 100         # HNSW candidates per vector query (pgvector's default is 40)
 

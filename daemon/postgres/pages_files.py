@@ -5,7 +5,7 @@ page_search.py's (keyword over the weighted tsvectors, nearest chunks and
 page cards by HNSW, fused as the embedded search fuses them: SEARCH_FUSION). The page
 files are the vault's: `get_page` reads the file as it is on disk now, and
 `put_page` runs the embedded store's own checks and atomic write
-(indexer/pages/page_tools.py: the hash check, the private page a blind
+(indexer/vault/page_writes.py: the hash check, the private page a blind
 writer never writes over, the symlink rules) and then indexes the file
 through the vault indexer (indexer.py), so the vault stays the source of
 truth and the row follows it. Without a vault these answer `Unavailable`, naming the fix.
@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from ...indexer.embeddings.search_modes import KEYWORD_ONLY
-from ...indexer.pages.page_tools import content_bytes, prepare_write, write_page_file
 from ...indexer.page_policy.page_types import PageFile, SearchHit, WrittenPage
-from ...indexer.pages.table_writes import iso_ns
+from ...indexer.vault.page_writes import content_bytes, prepare_write, write_page_file
 from ...indexer.vault.parse import parse_page
 from ...indexer.vault.scan import MAX_PAGE_BYTES, IgnoreRules, page_path, stat_page
 from ...indexer.vault.slugs import path_to_slug
+from ...indexer.vault.timestamps import iso_ns
 from ...indexer.vault.vault_files import PageWriteError, check_slug, content_hash, read_bytes
 from ...indexer.vault.visibility import Viewer
 from ..protocol.errors import Unavailable

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from ...indexer.pages.store_names import ARM_LIMIT, MAX_NAME
+from ...indexer.page_policy.name_ranking import ARM_LIMIT, MAX_NAME
 from ...indexer.page_policy.page_types import PageHead, PageName, PageRef
 from ...indexer.page_policy.visible import hide_private
 from ...indexer.vault.slugs import looks_like_slug, normalize_alias, slugify, slugify_path

@@ -22,7 +22,7 @@ from typing import Any
 
 import psycopg
 
-from ...indexer.pages.store import LINKS_PER_DIRECTION, TASK_DATE
+from ...indexer.page_policy.page_order import LINKS_PER_DIRECTION, TASK_DATE
 from ...indexer.page_policy.page_types import (Backlink, ChangedPage, Chunk, LinkEnd, LinkedTask, ListedPage,
                                            PageCounts, PageDating, PageHead, PageLinks, TimelineEntry)
 from ...indexer.page_policy.visible import hide_private

@@ -19,7 +19,7 @@ from typing import Any
 import psycopg
 
 from ...indexer.page_policy.terms import text_key
-from ...indexer.pages.table_writes import collision_echo
+from ...indexer.page_policy.problems import SCAN_KINDS, collision_echo
 from ...indexer.vault.parse import ParsedPage
 from ...indexer.vault.scan import FileStat, Problem
 from ...indexer.vault.slugs import normalize_alias
@@ -30,7 +30,6 @@ from .page_load import STAGED_DOCUMENT, words
 # what the indexer needs of a page row: the same keys the embedded manifest has
 ROW = "id, path, slug, tail, mtime_ns, size, content_hash"
 Row = dict[str, Any]
-SCAN_KINDS = ("conflict_copy", "symlink_loop", "symlink_outside", "unreadable_folder")
 
 _STAGE = """
 CREATE TEMP TABLE IF NOT EXISTS chunk_stage (

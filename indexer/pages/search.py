@@ -23,7 +23,8 @@ import logging
 
 from ..page_policy.evidence import CREATE_SAFETY, coverage, evidence_of
 from ..page_policy.fusion import fuse
-from ..page_policy.terms import TermFinder, content_tokens, query_tokens, text_key
+from ..page_policy.search_limits import COVER_WEIGHT, MAX_EXACT, MIN_VECTOR, RERANK_N, VECTOR_DEPTH
+from ..page_policy.terms import TermFinder, content_tokens, number_forms, query_tokens, text_key
 from ..page_policy.passage import best_passage
 from ..vault.chunks import CARD_ORD
 from ..vault.scan import stat_page
@@ -35,12 +36,6 @@ from ..page_policy.visible import hide_private
 WORLD = Viewer.world()
 
 log = logging.getLogger("brain.search")
-
-MIN_VECTOR = 0.25      # below this a vector-only hit is noise (nearest is not near)
-VECTOR_DEPTH = 200     # nearest vectors asked for: chunks and cards share the list
-COVER_WEIGHT = 2.0     # query coverage next to a chunk's BM25 share, when re-scoring
-RERANK_N = 30          # chunks re-scored
-MAX_EXACT = 20         # pages an exact arm may put first
 
 
 def _marks(values) -> str:
@@ -116,30 +111,6 @@ def _most_telling(candidates: list[int], chunks: dict, idf: dict[str, float]) ->
     if not known:
         return candidates[0] if candidates else None
     return max(known, key=lambda c: (coverage(idf, chunks[c][2]), -known.index(c)))
-
-
-def number_forms(key: str) -> list[str]:
-    """The key, then its last word in the other number: "hotkey" → hotkeys, "themes" → theme,
-    "category" → categories. A one-word query names the page titled in either number."""
-    if not key:
-        return []
-    head, _, last = key.rpartition(" ")
-    head = f"{head} " if head else ""
-    sibilant = last.endswith(("s", "x", "z", "ch", "sh"))
-    forms = [last + "es"] if sibilant else [last + "s"]
-    if last.endswith("y") and len(last) > 2 and last[-2] not in "aeiou":
-        forms = [last[:-1] + "ies"]
-    if last.endswith("ies") and len(last) > 4:
-        forms = [last[:-3] + "y"]
-    elif last.endswith("es") and last[:-2].endswith(("s", "x", "z", "ch", "sh")):
-        forms = [last[:-2]]
-    elif last.endswith("s") and not last.endswith(("ss", "us", "is")) and len(last) > 3:
-        forms = [last[:-1]]
-    out = [key]
-    for f in forms:
-        if head + f not in out:
-            out.append(head + f)
-    return out
 
 
 def _exact_pages(db, query: str, viewer: Viewer):

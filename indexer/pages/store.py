@@ -23,15 +23,11 @@ from ..vault.slugs import path_to_slug
 from ..vault.visibility import Viewer
 from .store_files import FileReads
 from .store_names import NameLookups, head_of
+from ..page_policy.page_order import LINKS_PER_DIRECTION, TASK_DATE
 from ..page_policy.page_types import (Backlink, ChangedPage, Chunk, LinkEnd, LinkedTask, ListedPage, PageCounts, PageDating,
                           PageHead, PageLinks, TimelineEntry)
 from ..page_policy.visible import hide_private
 
-# a card takes at most this many links of each direction before it drops repeats
-LINKS_PER_DIRECTION = 60
-# what dates an open task elsewhere: its due date (at midnight UTC, as every other date
-# reads), else its page's last change; the PostgreSQL store orders by the same text
-TASK_DATE = "COALESCE(l.due || 'T00:00:00.000Z', p.updated_at)"
 
 
 def _marks(values: list[str]) -> str:

@@ -13,13 +13,10 @@ from collections.abc import Iterable
 
 from ..vault.slugs import looks_like_slug, normalize_alias, slugify, slugify_path
 from ..vault.visibility import Viewer
+from ..page_policy.name_ranking import ARM_LIMIT, MAX_NAME
 from ..page_policy.page_types import PageHead, PageName, PageRef
 from ..page_policy.visible import hide_private
 
-# an arm that matches many pages (a tail like "index") keeps its freshest few
-ARM_LIMIT = 20
-# the longest name worth looking up; longer input is a paste, not a name
-MAX_NAME = 300
 
 _HEAD = "p.id, p.slug, p.title, p.type, p.summary, p.lead, p.updated_at, p.last_retrieved_at"
 _TOUCHED = "max(p.updated_at, COALESCE(p.last_retrieved_at, ''))"

@@ -15,15 +15,11 @@ from ..vault.parse import ParsedPage
 from ..vault.vault_changes import STABLE_ID
 from ..vault.scan import FileStat, Problem
 from ..vault.slugs import normalize_alias, path_to_slug
-from ..vault.timestamps import iso_ns, now_iso  # noqa: F401  (vault_index, page_tools import them from here)
+from ..vault.timestamps import iso_ns, now_iso
+from ..page_policy.problems import SCAN_KINDS, collision_echo
 from ..vault.wikilinks import LinkResolver
 
 _IN_CHUNK = 900  # bound on SQL variables per statement
-
-
-def collision_echo(path: str) -> str:
-    """The problem line on the indexed file when `path` shares its slug and is left out."""
-    return f"{path} has the same slug {path_to_slug(path)!r} and is not indexed; rename one of them"
 
 
 def _empty_queue() -> dict[str, list]:
@@ -280,7 +276,7 @@ class PageTables:
     def replace_scan_problems(self, problems: list[Problem], under: str = "") -> None:
         """Swap the walk-level problems (conflict copies, loops) found under a folder."""
         self._problem_paths = None
-        kinds = ("conflict_copy", "symlink_loop", "symlink_outside", "unreadable_folder")
+        kinds = SCAN_KINDS
         marks = ",".join("?" * len(kinds))
         if under:
             self.db.execute(f"DELETE FROM problems WHERE kind IN ({marks}) AND (path = ? OR path LIKE ?)",

@@ -24,7 +24,9 @@ from ..vault.frontmatter import MAX_FRONTMATTER_BYTES
 from ..vault.parse import parse_page, parse_stub
 from ..vault.vault_files import PageWriteError, content_hash
 from .page_tools import PageOps
-from .table_writes import PageTables, collision_echo, now_iso
+from .table_writes import PageTables
+from ..page_policy.problems import collision_echo
+from ..vault.timestamps import now_iso
 from ..vault.scan import IGNORE_FILE, FileStat, IgnoreRules, Problem, classify, read_head, read_page, stat_page
 from ..vault.slugs import path_to_slug
 from ..vault.visibility import Viewer
