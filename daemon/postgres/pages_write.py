@@ -19,7 +19,7 @@ from typing import Any
 import psycopg
 
 from ...indexer.page_policy.terms import text_key
-from ...indexer.page_policy.problems import SCAN_KINDS, collision_echo
+from ...indexer.page_policy.problems import ProblemRows
 from ...indexer.vault.parse import ParsedPage
 from ...indexer.vault.scan import FileStat, Problem
 from ...indexer.vault.slugs import normalize_alias
@@ -60,7 +60,7 @@ def _empty_queue() -> dict[str, list]:
     return {"aliases": [], "links": [], "timeline": [], "chunks": []}
 
 
-class PgPageTables:
+class PgPageTables(ProblemRows):
     def __init__(self, conn: psycopg.Connection):
         self.conn = conn
         self._queued = _empty_queue()
@@ -237,31 +237,20 @@ class PgPageTables:
 
     # -- problems -----------------------------------------------------------------
 
-    def clear_problems(self, path: str) -> None:
-        if self._problem_paths is None:
-            self._problem_paths = self.problem_paths()
-        if path in self._problem_paths:   # most files have none: skip the deletes
-            self.conn.execute("DELETE FROM problems WHERE path = %s", (path,))
-            self.conn.execute("DELETE FROM problems WHERE kind = 'slug_collision' AND detail = %s",
-                              (collision_echo(path),))
-            self._problem_paths.discard(path)
+    def _delete_problems(self, path: str, echo: str) -> None:
+        self.conn.execute("DELETE FROM problems WHERE path = %s", (path,))
+        self.conn.execute("DELETE FROM problems WHERE kind = 'slug_collision' AND detail = %s", (echo,))
 
-    def add_problem(self, p: Problem) -> None:
-        self.conn.execute("INSERT INTO problems (path, kind, detail) VALUES (%s, %s, %s)", (p.path, p.kind, p.detail))
-        if self._problem_paths is not None:
-            self._problem_paths.add(p.path)
+    def _insert_problem(self, p: Problem) -> None:
+        self.conn.execute("INSERT INTO problems (path, kind, detail) VALUES (%s, %s, %s)",
+                          (p.path, p.kind, p.detail))
 
-    def replace_scan_problems(self, problems: list[Problem], under: str = "") -> None:
-        """Swap the walk-level problems (conflict copies, link loops) found under a folder."""
-        self._problem_paths = None
+    def _delete_scan_problems(self, kinds: tuple[str, ...], under: str) -> None:
         if under:
             self.conn.execute("DELETE FROM problems WHERE kind = ANY(%s) AND (path = %s OR path LIKE %s)",
-                              (list(SCAN_KINDS), under, under.rstrip("/") + "/%"))
+                              (list(kinds), under, under.rstrip("/") + "/%"))
         else:
-            self.conn.execute("DELETE FROM problems WHERE kind = ANY(%s)", (list(SCAN_KINDS),))
-        for p in problems:
-            if p.kind in SCAN_KINDS:
-                self.add_problem(p)
+            self.conn.execute("DELETE FROM problems WHERE kind = ANY(%s)", (list(kinds),))
 
     def set_meta(self, key: str, value: str) -> None:
         self.conn.execute("INSERT INTO index_meta (key, value) VALUES (%s, %s) "
