@@ -1,11 +1,11 @@
-"""Page reads and writes over the index: put_page, get_page, list_pages, backlinks.
+"""The page write over the index: put_page writes the file, then indexes it before returning.
 
 A mixin of VaultIndex (it uses the index's reader connection, write lock,
-ignore rules and `apply`). Every method takes the `Viewer` it is for: a
-viewer who may not see private pages (every remote caller) never sees a
-`visibility: private` page, nor writes over one; listings and backlinks are
-the pages store's (store.py). Refusals are PageWriteError with the reason
-and the fix.
+ignore rules and `apply`); the checks and the atomic write are the vault's
+(indexer/vault/page_writes.py). A writer who may not see private pages
+(every remote caller) never writes over a `visibility: private` page.
+Refusals are PageWriteError with the reason and the fix. The reads, the page
+file included, are the pages store's (store.py, store_files.py).
 """
 
 from __future__ import annotations
@@ -13,14 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..vault.page_writes import content_bytes, hold_aside, prepare_write, write_page_file
-from ..vault.parse import parse_page
-from ..vault.vault_files import PageWriteError, check_slug, content_hash, read_bytes
-from ..vault.timestamps import iso_ns
-from ..vault.scan import MAX_PAGE_BYTES, page_path, stat_page
-from ..vault.slugs import path_to_slug
+from ..vault.vault_files import PageWriteError, check_slug, content_hash
 from ..vault.visibility import Viewer
-from .store import SqlitePagesStore
-from ..page_policy.page_types import Backlink, ListedPage
 
 WORLD = Viewer.world()   # a caller who does not say otherwise is the world (docs/protocol.md §4.8)
 
@@ -64,42 +58,3 @@ class PageOps:
         (`brain doctor` lists it), so an agent's write is never silently lost.
         """
         return hold_aside(self.vault, slug, rel, data, expected_hash)
-
-    def _page_row(self, slug: str, viewer: Viewer):
-        slug = (slug or "").strip()
-        row = self.db.execute("SELECT * FROM pages WHERE slug = ?", (slug,)).fetchone()
-        if row is None and slug:
-            row = self.db.execute("SELECT * FROM pages WHERE slug = ?", (path_to_slug(slug),)).fetchone()
-        if row is None or not viewer.may_see(row["visibility"]):
-            return None
-        return row
-
-    def get_page(self, slug: str, *, viewer: Viewer = WORLD) -> dict | None:
-        """The page as it is on disk now, or None (missing, or private to this viewer)."""
-        row = self._page_row(slug, viewer)
-        if row is None:
-            return None
-        real = page_path(self.vault, row["path"])  # a link swapped to outside since it was indexed
-        st = stat_page(self.vault, row["path"])
-        if st is not None and st.size > MAX_PAGE_BYTES:   # a stub: never read whole into memory
-            raise PageWriteError("too_large", f"page {row['slug']!r} is {st.size / 1048576:.1f} MB, over the "
-                                              f"{MAX_PAGE_BYTES // 1048576} MB limit get_page serves.",
-                                 "Open the file itself, or split it into smaller pages.")
-        raw = read_bytes(real) if real is not None else None
-        if raw is None:
-            return None
-        text = raw.decode("utf-8", "replace")
-        page = parse_page(row["path"], text)
-        if not viewer.may_see(page.visibility):
-            return None  # made private since it was indexed
-        return {"slug": row["slug"], "title": page.title, "type": page.type, "content": text,
-                "frontmatter": page.frontmatter, "hash": content_hash(raw),
-                "updated_at": iso_ns(st.mtime_ns) if st else row["updated_at"]}
-
-    def list_pages(self, prefix: str | None = None, limit: int = 50, *, viewer: Viewer = WORLD) -> list[ListedPage]:
-        """Pages under a slug prefix, most recently updated first."""
-        return SqlitePagesStore(self.db).list_pages(prefix, limit, viewer)
-
-    def backlinks(self, slug: str, *, viewer: Viewer = WORLD) -> list[Backlink] | None:
-        """Pages linking to a page (None when the page is unknown to this viewer)."""
-        return SqlitePagesStore(self.db).backlinks(slug, viewer)

@@ -66,22 +66,22 @@ def _chunk_rows(db, ids, finder) -> dict[int, tuple]:
             for cid, pid, path, text, title, aliases in rows}
 
 
-def _keyword_pages(index, tokens, key, limit, viewer: Viewer, idf, chunks, finder):
+def _keyword_pages(db, keyword, tokens, key, limit, viewer: Viewer, idf, chunks, finder):
     """([(page_id, chunk_id, score)] best first, one per page; every hit [(score, chunk_id, page_id)]
     in that order); fills `chunks` (see _chunk_rows) for the chunks it re-scored."""
-    if index.keyword is None or not tokens:
+    if keyword is None or not tokens:
         return [], []
     want = max(limit * 4, 40)
     hidden = not viewer.sees_private
-    hits = index.keyword.search(tokens, want, exclude_private=hidden, key=key)
+    hits = keyword.search(tokens, want, exclude_private=hidden, key=key)
     if len(_dedup_pages(hits)) < limit and len(hits) == want:
         # pages with many matching chunks crowded the list: look deeper once
-        hits = index.keyword.search(tokens, want * 8, exclude_private=hidden, key=key)
+        hits = keyword.search(tokens, want * 8, exclude_private=hidden, key=key)
     if len(idf) < 2 or not hits:   # one query word: every hit holds it, nothing to re-score
         return _dedup_pages(hits), hits
     # re-score the best chunks: BM25 as a share of the best, plus how much of the query each holds
     top, rest = hits[:RERANK_N], hits[RERANK_N:]
-    chunks.update(_chunk_rows(index.db, [c for _, c, _ in top], finder))
+    chunks.update(_chunk_rows(db, [c for _, c, _ in top], finder))
     best = top[0][0] or 1.0
     scored = [(s / best + COVER_WEIGHT * coverage(idf, chunks[c][2]) if c in chunks else s / best, c, p)
               for s, c, p in top]
@@ -133,12 +133,12 @@ def _exact_pages(db, query: str, viewer: Viewer):
     return alias_ids, title_ids
 
 
-def _heading_pages(index, key: str, viewer: Viewer) -> dict[int, int]:
+def _heading_pages(keyword, key: str, viewer: Viewer) -> dict[int, int]:
     """page id → the chunk under a heading equal to the query."""
-    if index.keyword is None or not key:
+    if keyword is None or not key:
         return {}
     out: dict[int, int] = {}
-    for chunk_id, page_id in index.keyword.heading_pages(key, MAX_EXACT * 4, exclude_private=not viewer.sees_private):
+    for chunk_id, page_id in keyword.heading_pages(key, MAX_EXACT * 4, exclude_private=not viewer.sees_private):
         out.setdefault(page_id, chunk_id)
     return out
 
@@ -157,23 +157,23 @@ def _vector_pages(embedder, vectors, query: str, limit: int):
     return _dedup_pages(body), _dedup_pages(cards)
 
 
-def search_pages(index, query: str, limit: int, *, viewer: Viewer = WORLD, embedder=None, vectors=None):
-    """(results, degraded reason or None) as `viewer` may see them; never raises on any query text."""
+def search_pages(db, keyword, vault, query: str, limit: int, *, viewer: Viewer = WORLD, embedder=None, vectors=None):
+    """(results, degraded reason or None) as `viewer` may see them; never raises on any query text.
+    db: the page tables; keyword: the keyword index (None: not built yet); vault: the folder, for staleness."""
     use_vectors = embedder is not None and vectors is not None and bool(getattr(vectors, "ready", False))
     degraded = None if use_vectors else KEYWORD_ONLY
     q = " ".join((query or "").split())
     if not q or limit <= 0:
         return [], degraded
-    db = index.db
     tokens = query_tokens(q)
     key = text_key(q)
     wanted = content_tokens(tokens)
-    idf = index.keyword.idf(wanted) if index.keyword is not None else {}
+    idf = keyword.idf(wanted) if keyword is not None else {}
     finder = TermFinder(wanted)
     chunks: dict[int, tuple] = {}
     alias_ids, title_ids = _exact_pages(db, q, viewer)
-    heading_chunk = _heading_pages(index, key, viewer)
-    kw, kw_ranked = _keyword_pages(index, tokens, key, limit, viewer, idf, chunks, finder)
+    heading_chunk = _heading_pages(keyword, key, viewer)
+    kw, kw_ranked = _keyword_pages(db, keyword, tokens, key, limit, viewer, idf, chunks, finder)
     vec, cards = [], []
     if use_vectors:
         try:
@@ -252,7 +252,7 @@ def search_pages(index, query: str, limit: int, *, viewer: Viewer = WORLD, embed
             "score": 1.0 if pid in exact_arm else round(fused.get(pid, 0.0) / top, 3),
             "provenance": row["slug"],
             "indexed_at": row["indexed_at"],
-            "stale": _stale(index.vault, row),
+            "stale": _stale(vault, row),
         })
         if len(results) >= limit:
             break

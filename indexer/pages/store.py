@@ -3,10 +3,10 @@
 It satisfies `PagesStore` (daemon/stores/pages.py) by its shape; the indexer
 never imports the daemon. Every read takes the `Viewer` it is for and drops
 what that viewer may not see inside the query (`hide_private`, visible.py),
-and hands back plain values (store_types.py), never a row or a cursor
-(docs/architecture.md, "Stores"). Names to pages are in store_names.py;
-search and the page files, once the engine attaches its VaultIndex, in
-store_files.py.
+and hands back plain values (page_policy/page_types.py), never a row or a
+cursor (docs/architecture.md, "Stores"). Names to pages are in
+store_names.py (the ranking is page_policy/name_ranking.py's); search and
+the page files, once the engine opens them with the index, in store_files.py.
 
 Reads share the engine's connection to the page tables; the tables
 themselves are written by the VaultIndex (its own connection), except the

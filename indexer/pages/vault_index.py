@@ -5,7 +5,9 @@ put_page — goes through `apply`, which re-reads the disk state of the paths
 it is given (vault_changes.py), so events only say *where* to look, never
 *what* happened. Unchanged files (same mtime and size, or same bytes) cost
 no parse. Writes use a connection of their own; readers share the engine's
-connection and see only committed batches.
+connection and see only committed batches. The index only writes: search and
+the page reads are the pages store's (store.py, store_files.py), over the
+same tables and this keyword index.
 """
 
 from __future__ import annotations
@@ -29,11 +31,9 @@ from ..page_policy.problems import collision_echo
 from ..vault.timestamps import now_iso
 from ..vault.scan import IGNORE_FILE, FileStat, IgnoreRules, Problem, classify, read_head, read_page, stat_page
 from ..vault.slugs import path_to_slug
-from ..vault.visibility import Viewer
 from ..vault.vault_changes import disk_state, pair_renames, row_stable_id, scan_kinds_paths
 
 log = logging.getLogger("brain.indexer")
-WORLD = Viewer.world()   # a reader who does not say otherwise is the world (docs/protocol.md §4.8)
 
 BATCH_PAGES = 500   # pages per commit: a `git checkout` of 1,000 files is 2 commits
 FULL_BATCH_PAGES = 2000   # a whole-vault pass commits less often (each commit fsyncs)
@@ -390,14 +390,6 @@ class VaultIndex(PageOps):
                     cb(list(self._added), list(self._removed))
                 except Exception:
                     log.warning("a chunks-changed listener failed", exc_info=True)
-
-    def search(self, query: str, limit: int, *, viewer: Viewer = WORLD, embedder=None, vectors=None):
-        """(results, degraded reason or None) as `viewer` may see them; see search.py."""
-        from .search import search_pages
-
-        return search_pages(self, query, limit, viewer=viewer, embedder=embedder, vectors=vectors)
-
-    # -- watching, state ------------------------------------------------------------
 
     def start_watching(self, **kw):
         """Follow saves live (watchdog; polling when inotify is exhausted)."""
