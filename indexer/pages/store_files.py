@@ -17,12 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, cast
 
-from ..vault.parse import parse_page
-from ..vault.scan import MAX_PAGE_BYTES, page_path, stat_page
 from ..vault.slugs import path_to_slug
-from ..vault.timestamps import iso_ns
-from ..vault.vault_files import PageWriteError, content_hash, read_bytes
 from ..vault.visibility import Viewer
+from ..page_policy.page_file import page_on_disk
 from ..page_policy.page_types import PageFile, SearchHit, WrittenPage
 if TYPE_CHECKING:
     from .keyword import KeywordIndex
@@ -71,7 +68,7 @@ class FileReads:
 
     def get_page(self, slug: str, viewer: Viewer) -> PageFile | None:
         """The page as it is on disk now; None when missing or private to this viewer.
-        PageWriteError (vault_files.py) when it is too large to serve."""
+        PageWriteError (vault_files.py) when it is too large to serve (page_policy/page_file.py)."""
         vault = self._open().vault
         slug = (slug or "").strip()
         row = self.db.execute("SELECT slug, path, visibility, updated_at FROM pages WHERE slug = ?",
@@ -81,22 +78,7 @@ class FileReads:
                                   (path_to_slug(slug),)).fetchone()
         if row is None or not viewer.may_see(row["visibility"]):
             return None
-        real = page_path(vault, row["path"])  # a link swapped to outside since it was indexed
-        st = stat_page(vault, row["path"])
-        if st is not None and st.size > MAX_PAGE_BYTES:   # a stub: never read whole into memory
-            raise PageWriteError("too_large", f"page {row['slug']!r} is {st.size / 1048576:.1f} MB, over the "
-                                              f"{MAX_PAGE_BYTES // 1048576} MB limit get_page serves.",
-                                 "Open the file itself, or split it into smaller pages.")
-        raw = read_bytes(real) if real is not None else None
-        if raw is None:
-            return None
-        text = raw.decode("utf-8", "replace")
-        page = parse_page(row["path"], text)
-        if not viewer.may_see(page.visibility):
-            return None  # made private since it was indexed
-        return PageFile(slug=row["slug"], title=page.title, type=page.type, content=text,
-                        frontmatter=page.frontmatter, hash=content_hash(raw),
-                        updated_at=iso_ns(st.mtime_ns) if st else row["updated_at"])
+        return page_on_disk(vault, row["slug"], row["path"], row["updated_at"], viewer)
 
     def put_page(self, slug: str, content: str, expected_hash: str | None, writer: Viewer) -> WrittenPage:
         """Write a page atomically and index it; a writer who may not see private pages
