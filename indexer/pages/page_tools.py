@@ -10,18 +10,38 @@ file included, are the pages store's (store.py, store_files.py).
 
 from __future__ import annotations
 
+import sqlite3
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, Protocol
 
 from ..vault.page_writes import content_bytes, hold_aside, prepare_write, write_page_file
+from ..vault.scan import IgnoreRules
 from ..vault.vault_files import PageWriteError, check_slug, content_hash
 from ..vault.visibility import Viewer
+from .table_writes import PageTables
 
 WORLD = Viewer.world()   # a caller who does not say otherwise is the world (docs/protocol.md §4.8)
 
 
+class IndexForWrites(Protocol):
+    """What the page write uses of the VaultIndex it is a mixin of."""
+
+    vault: Path
+    db: sqlite3.Connection
+    rules: IgnoreRules
+    read_only: bool
+    _lock: threading.RLock
+    apply: Callable[..., dict[str, Any]]
+
+    @property
+    def writing(self) -> PageTables: ...
+
+
 class PageOps:
-    def put_page(self, slug: str, content: str, expected_hash: str | None = None, *,
-                 viewer: Viewer = WORLD) -> dict:
+    def put_page(self: IndexForWrites, slug: str, content: str, expected_hash: str | None = None, *,
+                 viewer: Viewer = WORLD) -> dict[str, object]:
         """Write `<slug>.md` atomically and index it before returning; a writer who may not
         see private pages never writes over one (`_as_if_absent`)."""
         if self.read_only:
@@ -40,7 +60,7 @@ class PageOps:
             # the link's target may be a page of its own
             target = Path(real).relative_to(Path(self.vault).resolve()).as_posix()
             self.apply(paths=list(dict.fromkeys([rel, target])))
-            indexed = self.tables.by_path(rel)
+            indexed = self.writing.by_path(rel)
             if indexed is None:
                 why = self.db.execute("SELECT detail FROM problems WHERE path = ? LIMIT 1", (rel,)).fetchone()
                 raise PageWriteError("not_indexed", f"{rel} was written but could not be indexed: "
@@ -48,7 +68,8 @@ class PageOps:
                                      "Run `brain doctor` for details.")
         return {"slug": indexed["slug"], "path": rel, "hash": content_hash(data), "created": old is None}
 
-    def _as_if_absent(self, slug: str, rel: str, data: bytes, expected_hash: str | None) -> dict:
+    def _as_if_absent(self: IndexForWrites, slug: str, rel: str, data: bytes,
+                      expected_hash: str | None) -> dict[str, object]:
         """A remote put_page onto a private page: the answer an absent slug gets.
 
         Remote callers learn nothing about private pages, not even that one

@@ -149,7 +149,8 @@ def _vector_pages(embedder, vectors, query: str, limit: int):
     import numpy as np  # only once vectors exist
 
     vec = np.asarray(embedder.embed([query]), dtype=np.float32)[0]
-    body, cards = [], []
+    body: list[tuple[float, int, int]] = []
+    cards: list[tuple[float, int, int]] = []
     for cid, pid, ord_, cos in vectors.query_chunks(vec, max(limit * 4, VECTOR_DEPTH)):
         (cards if ord_ == CARD_ORD else body).append((cos, cid, pid))
     body.sort(key=lambda h: -h[0])

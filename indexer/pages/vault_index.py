@@ -62,8 +62,9 @@ class VaultIndex(PageOps):
         self._born: dict[str, tuple] = {}        # … and of pages just new to the index
         self._names_changed = False              # the current apply changed what some name resolves to
         self._late_moves: list[tuple[str, str]] = []   # moves found by _came_back in the current apply
-        self.wdb = None
-        self.tables = None
+        self.wdb: sqlite3.Connection | None = None
+        self.tables: PageTables | None = None
+        self.keyword: KeywordIndex | None
         try:
             self.keyword = KeywordIndex(self.cache_dir / "keyword", read_only=read_only)
         except (OSError, ValueError):
@@ -72,38 +73,54 @@ class VaultIndex(PageOps):
             self.keyword = None          # nothing indexed yet and not ours to create
         if not read_only:
             row = db.execute("PRAGMA database_list").fetchone()
-            self.wdb = open_db(Path(row[2]))
+            self.wdb = wdb = open_db(Path(row[2]))
             # the link indexes are keyed by name, so inserts land all over the
             # b-trees: a bigger page cache keeps a whole-vault pass off the disk
-            self.wdb.execute("PRAGMA cache_size = -65536")
-            self.wdb.execute("PRAGMA temp_store = MEMORY")
-            self.tables = PageTables(self.wdb)
+            wdb.execute("PRAGMA cache_size = -65536")
+            wdb.execute("PRAGMA temp_store = MEMORY")
+            self.tables = PageTables(wdb)
             self._check_keyword()
+
+    @property
+    def writing(self) -> PageTables:
+        """The tables' write side; a read-only index has none, and never reaches a write."""
+        if self.tables is None:
+            raise PageWriteError("read_only", "another brain process owns this vault's index.",
+                                 "Send the request to the running daemon (drop --no-daemon).")
+        return self.tables
+
+    @property
+    def writing_keyword(self) -> KeywordIndex:
+        """The keyword index's write side: a writable index always opens one (or fails to open)."""
+        if self.keyword is None:
+            raise PageWriteError("read_only", "another brain process owns this vault's index.",
+                                 "Send the request to the running daemon (drop --no-daemon).")
+        return self.keyword
 
     # -- keeping the keyword index in step with the tables ----------------------
 
     def _check_keyword(self) -> None:
         """Rebuild the keyword index from the tables when it is missing, stale or torn."""
-        chunks = self.wdb.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
-        dirty = self.tables.meta("keyword_dirty") == "1"
-        if not (self.keyword.fresh or dirty or self.keyword.num_docs() != chunks):
+        chunks = self.writing.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        dirty = self.writing.meta("keyword_dirty") == "1"
+        if not (self.writing_keyword.fresh or dirty or self.writing_keyword.num_docs() != chunks):
             return
         log.info("rebuilding the keyword index from the page tables (%d chunks)", chunks)
-        self.keyword.clear()
-        pages = self.wdb.execute("SELECT id, slug, title, tags, type, visibility FROM pages").fetchall()
+        self.writing_keyword.clear()
+        pages = self.writing.db.execute("SELECT id, slug, title, tags, type, visibility FROM pages").fetchall()
         aliases: dict[int, list[str]] = {}
-        for alias, pid in self.wdb.execute("SELECT COALESCE(NULLIF(display, ''), alias), page_id FROM aliases"):
+        for alias, pid in self.writing.db.execute("SELECT COALESCE(NULLIF(display, ''), alias), page_id FROM aliases"):
             aliases.setdefault(pid, []).append(alias)
         by_page: dict[int, list] = {}
-        for cid, pid, heading, path, text in self.wdb.execute(
+        for cid, pid, heading, path, text in self.writing.db.execute(
                 "SELECT id, page_id, heading, heading_path, text FROM chunks ORDER BY page_id, ord"):
             by_page.setdefault(pid, []).append((cid, heading, path, text))
         for p in pages:
-            self.keyword.add_page(p["id"], slug=p["slug"], title=p["title"], aliases=aliases.get(p["id"], []),
+            self.writing_keyword.add_page(p["id"], slug=p["slug"], title=p["title"], aliases=aliases.get(p["id"], []),
                                   tags=json.loads(p["tags"] or "[]"), ptype=p["type"], visibility=p["visibility"],
                                   chunks=by_page.get(p["id"], []))
-        self.keyword.commit()
-        self.wdb.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('keyword_dirty', '0')")
+        self.writing_keyword.commit()
+        self.writing.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('keyword_dirty', '0')")
 
     # -- the one way in -----------------------------------------------------------
 
@@ -126,13 +143,13 @@ class VaultIndex(PageOps):
                 if IGNORE_FILE in paths:
                     full = True
             try:
-                present, gone, rows, problems = disk_state(self.vault, self.rules, self.tables, paths, dirs, moves,
+                present, gone, rows, problems = disk_state(self.vault, self.rules, self.writing, paths, dirs, moves,
                                                             full, sweep=not self.read_only)
                 report = self._apply(present, gone, rows, moves, problems, full, dirs, progress)
             except BaseException:
                 # leave no half batch behind: the next apply starts clean
-                self.tables.rollback()
-                self.keyword.rollback()
+                self.writing.rollback()
+                self.writing_keyword.rollback()
                 raise
             self.last_report = report
             if self._names_changed or self.pending_moves():
@@ -156,14 +173,14 @@ class VaultIndex(PageOps):
             log.warning("a pages-changed listener failed; the page moves are kept for the next change", exc_info=True)
             return
         if moves:
-            self.wdb.execute("DELETE FROM meta WHERE key = 'pending_moves'")
+            self.writing.db.execute("DELETE FROM meta WHERE key = 'pending_moves'")
 
     def rename(self, old_rel: str, new_rel: str) -> dict:
         """A file moved: the page keeps its id, and links follow the new name."""
         return self.apply([old_rel, new_rel], moves=[(old_rel, new_rel)])
 
     def _apply(self, present, gone, rows, moves, problems, full, dirs, progress) -> dict:
-        t = self.tables
+        t = self.writing
         gone_rows = {rel: rows[rel] for rel in gone if rel in rows}
         reads: dict[str, tuple] = {}
         pairs = pair_renames(self.vault, present, gone_rows, rows, moves, reads)
@@ -218,7 +235,7 @@ class VaultIndex(PageOps):
         return report
 
     def _index_file(self, rel: str, st: FileStat, row, read, trust_stat: bool = True) -> str:
-        t = self.tables
+        t = self.writing
         renamed = row is not None and row["path"] != rel
         # a whole-vault pass trusts mtime+size; a path an event named is read, since a
         # same-size save within one clock tick (or with a preserved mtime) keeps both
@@ -234,7 +251,7 @@ class VaultIndex(PageOps):
             head = read_head(self.vault, rel, STUB_HEAD_BYTES)
             raw = None if head is None else head + f"\n{st.size}".encode()   # the hash covers the size too
             text = None if head is None or b"\x00" in head[:8192] else head.decode("utf-8", "replace")
-        if text is None:  # gone since the stat, or binary
+        if text is None or raw is None:  # gone since the stat, or binary
             if row is not None:
                 self._delete_row(row)
             return "skipped"
@@ -272,8 +289,8 @@ class VaultIndex(PageOps):
             self.stats["renamed"] += 1
         self._from_ids.add(pid)
         if row is not None:
-            self.keyword.delete_page(pid)
-        self.keyword.add_page(pid, slug=page.slug, title=page.title, aliases=page.aliases, tags=page.tags,
+            self.writing_keyword.delete_page(pid)
+        self.writing_keyword.add_page(pid, slug=page.slug, title=page.title, aliases=page.aliases, tags=page.tags,
                               ptype=page.type, visibility=page.visibility,
                               chunks=[(r["id"], r["heading"], r["heading_path"], r["text"]) for r in all_rows])
         self._added.extend(added)
@@ -324,25 +341,25 @@ class VaultIndex(PageOps):
         """Keep, in the batch that moves them, the slugs of the pages whose file moved."""
         moves, self._late_moves = self._late_moves, []
         for rel, old in pairs.items():
-            row = self.tables.by_path(rel)
+            row = self.writing.by_path(rel)
             if row is not None and row["id"] == old["id"] and row["slug"] != old["slug"]:
                 moves.append((old["slug"], row["slug"]))
         if moves:
-            self.tables.set_meta("pending_moves", json.dumps(self.pending_moves() + moves))
+            self.writing.set_meta("pending_moves", json.dumps(self.pending_moves() + moves))
 
     def _names_of(self, pid: int) -> tuple:
         """What entity names resolve by on a page (title, visibility, aliases): a change of any
         re-files the facts of names that may now mean it, or no longer (docs/architecture.md, "Entity identity")."""
-        row = self.tables.db.execute(
+        row = self.writing.db.execute(
             "SELECT title_key, visibility, (SELECT group_concat(alias, char(10)) FROM "
             "(SELECT alias FROM aliases WHERE page_id = ? ORDER BY alias)) FROM pages WHERE id = ?", (pid, pid)).fetchone()
         return tuple(row) if row is not None else ()
 
     def _delete_row(self, row) -> None:
         self._names_changed = True
-        self._removed.extend(self.tables.delete(row["id"]))
-        self.tables.clear_problems(row["path"])
-        self.keyword.delete_page(row["id"])
+        self._removed.extend(self.writing.delete(row["id"]))
+        self.writing.clear_problems(row["path"])
+        self.writing_keyword.delete_page(row["id"])
         self._tails.add(row["tail"])
         self.stats["deleted"] += 1
 
@@ -352,7 +369,7 @@ class VaultIndex(PageOps):
         freed: set[str] = set()
         if not slugs:
             return freed
-        for (path,) in self.tables.db.execute("SELECT DISTINCT path FROM problems WHERE kind = 'slug_collision'").fetchall():
+        for (path,) in self.writing.db.execute("SELECT DISTINCT path FROM problems WHERE kind = 'slug_collision'").fetchall():
             if path_to_slug(path) in slugs:
                 st = present.get(path) or stat_page(self.vault, path)
                 if st is not None and classify(path, self.rules) == "page":
@@ -366,10 +383,10 @@ class VaultIndex(PageOps):
             self._from_ids: set[int] = set()
         self._added: list[dict] = []
         self._removed: list[int] = []
-        self.tables.begin()
+        self.writing.begin()
 
     def _finish(self, resolve: bool = True) -> None:
-        t = self.tables
+        t = self.writing
         try:
             if resolve:
                 t.resolve_links(self._from_ids, self._tails)
@@ -379,10 +396,10 @@ class VaultIndex(PageOps):
             t.commit()
         except BaseException:
             t.rollback()
-            self.keyword.rollback()
+            self.writing_keyword.rollback()
             raise
-        self.keyword.commit()
-        self.wdb.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('keyword_dirty', '0')")
+        self.writing_keyword.commit()
+        self.writing.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('keyword_dirty', '0')")
         self.stats["commits"] += 1
         if self._added or self._removed:
             for cb in list(self.on_chunks_changed):

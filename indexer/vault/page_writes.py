@@ -66,7 +66,7 @@ def prepare_write(vault: Path, rules, slug: str, indexed: tuple[str, str] | None
     if blind and big is not None and big.size > MAX_PAGE_BYTES:   # private to them, and never read whole
         return hold_aside(vault, slug, rel, data, expected_hash)
     try:
-        old = read_bytes(real)
+        old = read_bytes(Path(real))
     except OSError as e:
         if blind:
             return hold_aside(vault, slug, rel, data, expected_hash)
