@@ -30,6 +30,8 @@ from ..protocol.errors import Unavailable
 from . import page_search
 
 if TYPE_CHECKING:
+    import psycopg
+
     from .indexer import PgVaultIndexer
 
 log = logging.getLogger("brain.pages.postgres")
@@ -41,12 +43,12 @@ SEARCH_FUSION = "cards"
 class PgFileReads:
     dsn: str
     vault: Path | None
-    db: Any
+    db: "psycopg.Connection"
     _writer: "PgVaultIndexer | None" = None
     _write_lock: threading.Lock      # one put_page at a time in this process (the indexer locks across them)
     _search_lock: threading.Lock     # a search's transaction (SET LOCAL for HNSW) on the shared connection
 
-    def _rows(self, sql: str, args: Any = None) -> list[tuple]:
+    def _rows(self, sql: str, args: Any = None) -> list[tuple[Any, ...]]:
         raise NotImplementedError
 
     def _vault(self) -> Path:

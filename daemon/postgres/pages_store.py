@@ -52,7 +52,7 @@ class PgPagesStore(PgNameLookups, PgFileReads, PageLinkReads):
         self._write_lock = threading.Lock()
         self._search_lock = threading.Lock()
 
-    def _rows(self, sql: str, args: Any = None) -> list[tuple]:
+    def _rows(self, sql: str, args: Any = None) -> list[tuple[Any, ...]]:
         args = without_nul(args)
         try:
             return self.db.execute(sql, args).fetchall()

@@ -52,11 +52,11 @@ _PAGE_COLUMNS = ("slug, path, title, title_key, tail, type, visibility, summary,
                  "frontmatter_error, updated_at, mtime_ns, size, content_hash, indexed_at")
 
 
-def row_of(values: tuple) -> Row:
+def row_of(values: tuple[Any, ...]) -> Row:
     return dict(zip(("id", "path", "slug", "tail", "mtime_ns", "size", "content_hash"), values))
 
 
-def _empty_queue() -> dict[str, list]:
+def _empty_queue() -> dict[str, list[Any]]:
     return {"aliases": [], "links": [], "timeline": [], "chunks": []}
 
 
@@ -66,7 +66,7 @@ class PgPageTables(ProblemRows):
         self._queued = _empty_queue()
         self._problem_paths: set[str] | None = None
         self.removed: list[int] = []   # ids of the chunks this batch deleted (the vectors' work)
-        self.added: list[dict] = []    # rows of the chunks this batch inserted
+        self.added: list[dict[str, Any]] = []    # rows of the chunks this batch inserted
 
     def reset(self) -> None:
         """Forget what was queued and removed (a new batch, or the last one rolled back)."""
@@ -135,7 +135,7 @@ class PgPageTables(ProblemRows):
                                      "RETURNING id", values).fetchone()
             assert made is not None   # INSERT … RETURNING answers one row
             pid = int(made[0])
-            old: list[tuple] = []
+            old: list[tuple[Any, ...]] = []
         else:
             pid = int(existing["id"])
             self.flush()   # nothing queued for this page may outlive the deletes below
@@ -157,7 +157,7 @@ class PgPageTables(ProblemRows):
         self._queue_chunks(pid, page, old)
         return pid
 
-    def _queue_chunks(self, pid: int, page: ParsedPage, old: list[tuple]) -> None:
+    def _queue_chunks(self, pid: int, page: ParsedPage, old: list[tuple[Any, ...]]) -> None:
         """Keep the old chunk of each unchanged hash (its id and vector), queue the rest as new."""
         pool: dict[str, list[int]] = {}
         for cid, h in old:
