@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import os
 
-import pytest
-
 from indexer_fixtures import open_index, write  # noqa: F401  (open_index is a fixture)
-from pg_fixtures import pg_pages_store
+from page_stores import both_page_stores
 
 PAGES = {
     "people/alice-example.md": "---\ntitle: Alice Example\naliases: [Ally]\n---\n# Alice Example\n\nRows.\n",
@@ -34,20 +32,7 @@ def write_vault(vault) -> None:
         os.utime(vault / rel, (t, t))
 
 
-def embedded(vault, open_index, request):
-    return open_index(vault).pages
-
-
-def postgres(vault, open_index, request):
-    pages = pg_pages_store(vault, request.getfixturevalue("pg_dsn"))   # skips without the postgres extra
-    request.addfinalizer(pages.close)
-    return pages
-
-
-@pytest.fixture(params=[embedded, postgres], ids=["embedded", "postgres"])
-def pages(vault, open_index, request):
-    write_vault(vault)
-    return request.param(vault, open_index, request)
+pages = both_page_stores(write_vault)
 
 
 def slugs(heads):

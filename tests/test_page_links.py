@@ -8,10 +8,8 @@ itself, and never a link whose other end is a page the viewer may not see.
 
 from __future__ import annotations
 
-import pytest
-
 from indexer_fixtures import open_index, write  # noqa: F401  (open_index is a fixture)
-from pg_fixtures import pg_pages_store
+from page_stores import both_page_stores
 
 PAGES = {
     "notes/hub.md": "# Hub\n\nFirst [[Zeta]], then [[Alpha]], and [[Hub]] itself.\n",
@@ -21,21 +19,12 @@ PAGES = {
 }
 
 
-def embedded(vault, open_index, request):
-    return open_index(vault).pages
-
-
-def postgres(vault, open_index, request):
-    pages = pg_pages_store(vault, request.getfixturevalue("pg_dsn"))   # skips without the postgres extra
-    request.addfinalizer(pages.close)
-    return pages
-
-
-@pytest.fixture(params=[embedded, postgres], ids=["embedded", "postgres"])
-def pages(vault, open_index, request):
+def write_vault(vault) -> None:
     for rel, text in PAGES.items():
         write(vault, rel, text)
-    return request.param(vault, open_index, request)
+
+
+pages = both_page_stores(write_vault)
 
 
 def test_links_go_out_in_page_order_and_come_in_from_pages_the_viewer_may_see(pages):

@@ -25,6 +25,12 @@ from .table_writes import PageTables
 WORLD = Viewer.world()   # a caller who does not say otherwise is the world (docs/protocol.md §4.8)
 
 
+def owned_elsewhere() -> PageWriteError:
+    """The refusal of a write through a read-only index: the writer is another process."""
+    return PageWriteError("read_only", "another brain process owns this vault's index.",
+                          "Send the request to the running daemon (drop --no-daemon).")
+
+
 class IndexForWrites(Protocol):
     """What the page write uses of the VaultIndex it is a mixin of."""
 
@@ -45,8 +51,7 @@ class PageOps:
         """Write `<slug>.md` atomically and index it before returning; a writer who may not
         see private pages never writes over one (`_as_if_absent`)."""
         if self.read_only:
-            raise PageWriteError("read_only", "another brain process owns this vault's index.",
-                                 "Send the request to the running daemon (drop --no-daemon).")
+            raise owned_elsewhere()
         check_slug(slug)
         data = content_bytes(content)
         with self._lock:

@@ -24,8 +24,8 @@ from .db import open_db
 from .keyword import KeywordIndex
 from ..vault.frontmatter import MAX_FRONTMATTER_BYTES
 from ..vault.parse import parse_page, parse_stub
-from ..vault.vault_files import PageWriteError, content_hash
-from .page_tools import PageOps
+from ..vault.vault_files import content_hash
+from .page_tools import PageOps, owned_elsewhere
 from .table_writes import PageTables
 from ..page_policy.problems import collision_echo
 from ..vault.timestamps import now_iso
@@ -85,16 +85,14 @@ class VaultIndex(PageOps):
     def writing(self) -> PageTables:
         """The tables' write side; a read-only index has none, and never reaches a write."""
         if self.tables is None:
-            raise PageWriteError("read_only", "another brain process owns this vault's index.",
-                                 "Send the request to the running daemon (drop --no-daemon).")
+            raise owned_elsewhere()
         return self.tables
 
     @property
     def writing_keyword(self) -> KeywordIndex:
         """The keyword index's write side: a writable index always opens one (or fails to open)."""
         if self.keyword is None:
-            raise PageWriteError("read_only", "another brain process owns this vault's index.",
-                                 "Send the request to the running daemon (drop --no-daemon).")
+            raise owned_elsewhere()
         return self.keyword
 
     # -- keeping the keyword index in step with the tables ----------------------
@@ -132,8 +130,7 @@ class VaultIndex(PageOps):
               *, full: bool = False, progress: Callable[[int, int], None] | None = None) -> dict:
         """Re-read the given paths (and folders) from disk and index what changed."""
         if self.read_only:
-            raise PageWriteError("read_only", "another brain process owns this vault's index.",
-                                 "Send the request to the running daemon (drop --no-daemon).")
+            raise owned_elsewhere()
         with self._lock:
             self._late_moves = []
             self._names_changed = False   # set by a page added, deleted, renamed or renamed inside
