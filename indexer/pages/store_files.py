@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Protocol, cast
 
 from ..vault.slugs import path_to_slug
 from ..vault.visibility import Viewer
-from ..page_policy.page_file import page_on_disk
 from ..page_policy.page_types import PageFile, SearchHit, WrittenPage
 if TYPE_CHECKING:
     from .keyword import KeywordIndex
@@ -69,6 +68,9 @@ class FileReads:
     def get_page(self, slug: str, viewer: Viewer) -> PageFile | None:
         """The page as it is on disk now; None when missing or private to this viewer.
         PageWriteError (vault_files.py) when it is too large to serve (page_policy/page_file.py)."""
+        # the page parser (and yaml) loads on the first get_page, off the start-up of a hook or a CLI lookup
+        from ..page_policy.page_file import page_on_disk
+
         vault = self._open().vault
         slug = (slug or "").strip()
         row = self.db.execute("SELECT slug, path, visibility, updated_at FROM pages WHERE slug = ?",
