@@ -176,7 +176,7 @@ def timed(fn, reps: int) -> Samples:
 def run_size(n: int, calls: int, rng: random.Random) -> None:
     home = Path(tempfile.mkdtemp(prefix="bench-cards-"))
     os.environ["BRAIN_HOME"] = str(home)
-    from brain.daemon.server.engine import Engine
+    from brain.daemon.server.vault_engine import VaultEngine
     from brain.daemon.places import Places
     from brain.daemon.protocol.caller import Caller
     from brain.daemon.verbs.context_pack import context_pack
@@ -188,12 +188,12 @@ def run_size(n: int, calls: int, rng: random.Random) -> None:
     vault.mkdir()
     now = dt.datetime.now(dt.timezone.utc)
     t0 = time.perf_counter()
-    engine = Engine(vault, places, {}, writer="bench")
+    engine = VaultEngine(vault, places, {}, writer="bench")
     data = seed(engine, n, rng, now)
     engine.facts.close()
     write_facts_log(vault / ".brain" / "facts.jsonl", data["slugs"], 2 * n, rng, now)
-    from brain.daemon.facts.store import FactsStore
-    engine.facts = FactsStore(vault / ".brain" / "facts.jsonl", engine.cache_dir / "facts.sqlite")
+    from brain.daemon.facts.store import SqliteFactsStore
+    engine.facts = SqliteFactsStore(vault / ".brain" / "facts.jsonl", engine.cache_dir / "facts.sqlite")
     print(json.dumps({"bench": "seed", "pages": n, "links": engine.page_db.execute("SELECT COUNT(*) FROM links").fetchone()[0],
         "aliases": engine.page_db.execute("SELECT COUNT(*) FROM aliases").fetchone()[0], "facts": 2 * n, "timeline": 2 * n,
         "seconds": round(time.perf_counter() - t0, 1), "via": "tables seeded directly; facts via facts.jsonl"}),
@@ -271,7 +271,7 @@ def run_vault(n: int, calls: int, rng: random.Random) -> None:
     os.environ["BRAIN_HOME"] = str(home)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import corpus
-    from brain.daemon.server.engine import Engine
+    from brain.daemon.server.vault_engine import VaultEngine
     from brain.daemon.places import Places
     from brain.daemon.protocol.caller import Caller
     from brain.daemon.verbs.entity import entity
@@ -279,7 +279,7 @@ def run_vault(n: int, calls: int, rng: random.Random) -> None:
     vault = home / "vault"
     t0 = time.perf_counter()
     corpus.generate(vault, n, seed=rng.randint(0, 1000))
-    engine = Engine(vault, Places.from_env({"BRAIN_HOME": str(home)}), {}, writer="bench")
+    engine = VaultEngine(vault, Places.from_env({"BRAIN_HOME": str(home)}), {}, writer="bench")
     engine.attach_index()
     pages = engine.page_db.execute(
         "SELECT p.slug, p.title, (SELECT alias FROM aliases a WHERE a.page_id = p.id LIMIT 1) AS alias "

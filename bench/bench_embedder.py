@@ -245,9 +245,10 @@ def plain_in_thread(model, texts: list[str], threads: int, niced: bool) -> dict:
 
 
 def bench_build(pages: int, query_gap_ms: float, model_cache: str | None) -> None:
-    from brain.daemon.server.engine import Engine
+    from brain.daemon.server.vault_engine import VaultEngine
     from brain.daemon.places import Places
     from brain.indexer.embeddings.vectors import ChunkVectors
+    from brain.indexer.pages.chunk_rows import ChunkRows
 
     t = time.perf_counter()
     model = daemon_embedder(model_cache)
@@ -256,13 +257,13 @@ def bench_build(pages: int, query_gap_ms: float, model_cache: str | None) -> Non
     with tempfile.TemporaryDirectory(prefix="be-b-") as d:
         vault, home = Path(d) / "vault", Path(d) / "home"
         generate(vault, pages)
-        e = Engine(vault, Places.from_env({"BRAIN_HOME": str(home)}), {"embeddings.enabled": True}, writer="bench")
+        e = VaultEngine(vault, Places.from_env({"BRAIN_HOME": str(home)}), {"embeddings.enabled": True}, writer="bench")
         e.attach_index()
         n = e.page_db.execute("SELECT COUNT(DISTINCT hash) FROM chunks").fetchone()[0]
         rates: dict[str, float] = {}
         for run, with_queries in (("idle", False), ("with_queries", True)):
             cache = Path(d) / f"vec-{run}"
-            v = ChunkVectors(e.page_db, cache, model)
+            v = ChunkVectors(ChunkRows(e.page_db), cache, model)
             lat: list[float] = []
             stop = threading.Event()
 

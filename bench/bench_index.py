@@ -41,11 +41,11 @@ def rss_mb() -> float:
 
 
 def open_engine(home: Path, vault: Path):
-    from brain.daemon.server.engine import Engine
+    from brain.daemon.server.vault_engine import VaultEngine
     from brain.daemon.places import Places
 
     places = Places.from_env({"BRAIN_HOME": str(home)})
-    return Engine(vault, places, {}, writer="bench")
+    return VaultEngine(vault, places, {}, writer="bench")
 
 
 def bench_cold(home: Path, vault: Path) -> None:

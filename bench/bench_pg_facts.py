@@ -72,7 +72,7 @@ def attach(store, model, texts: dict[int, str]) -> object:
 
 
 def run_set(name: str, server, model) -> None:
-    from brain.daemon.facts.store import FactsStore
+    from brain.daemon.facts.store import SqliteFactsStore
     from brain.daemon.stores.facts import FactScope
     from brain.daemon.postgres.facts_store import PgFactsStore
     from brain.indexer.vault.visibility import Viewer
@@ -80,7 +80,7 @@ def run_set(name: str, server, model) -> None:
     turns, questions = load_set(name, smoke=False)
     dsn = new_database(server, name.replace("-", "_"))
     with tempfile.TemporaryDirectory(prefix="bench-pg-facts-") as tmp:
-        stores = {"embedded": FactsStore(Path(tmp) / "facts.jsonl", Path(tmp) / "facts.sqlite"),
+        stores = {"embedded": SqliteFactsStore(Path(tmp) / "facts.jsonl", Path(tmp) / "facts.sqlite"),
                   "postgres": PgFactsStore(dsn)}
         for label, store in stores.items():
             by_id, inserts = fill(store, turns)

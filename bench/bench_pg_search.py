@@ -79,13 +79,14 @@ class OnceEmbedder:
 def embedded_index(vault: Path, embedder):
     """The embedded stores over `vault`: (engine, chunk vectors), every chunk embedded."""
     from brain.daemon.places import Places
-    from brain.daemon.server.engine import Engine
+    from brain.daemon.server.vault_engine import VaultEngine
     from brain.indexer.embeddings.vectors import ChunkVectors
+    from brain.indexer.pages.chunk_rows import ChunkRows
 
     home = Path(tempfile.mkdtemp(prefix="bpg-", dir="/tmp"))
-    e = Engine(vault, Places.from_env({"BRAIN_HOME": str(home)}), {"embeddings.enabled": False}, writer="bench")
+    e = VaultEngine(vault, Places.from_env({"BRAIN_HOME": str(home)}), {"embeddings.enabled": False}, writer="bench")
     e.attach_index()
-    vectors = ChunkVectors(e.page_db, e.cache_dir, embedder)
+    vectors = ChunkVectors(ChunkRows(e.page_db), e.cache_dir, embedder)
     vectors.build()
     return e, vectors, home
 

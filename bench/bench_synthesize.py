@@ -48,7 +48,7 @@ def bench_vault(label: str, vault: Path, runs: int) -> None:
     from llm_fakes import FakeLLM, json_answer
 
     from brain.daemon.protocol.dispatch import dispatch
-    from brain.daemon.server.engine import Engine
+    from brain.daemon.server.vault_engine import VaultEngine
     from brain.daemon.llm.providers import provider_from_config
     from brain.daemon.places import Places
     from brain.daemon.protocol.budget import estimate_tokens
@@ -57,7 +57,7 @@ def bench_vault(label: str, vault: Path, runs: int) -> None:
     from brain.daemon.verbs.synthesis import build_prompt
 
     home = Path(tempfile.mkdtemp(prefix="bh-bench-"))
-    engine = Engine(vault, Places.from_env({"BRAIN_HOME": str(home)}), {}, writer="bench")
+    engine = VaultEngine(vault, Places.from_env({"BRAIN_HOME": str(home)}), {}, writer="bench")
     try:
         t0 = time.perf_counter()
         engine.attach_index(watch=False)

@@ -11,7 +11,7 @@ issue but never fails on wall time. Sections (--only, comma-separated):
           vectors (real MiniLM embeddings of generated sentences, widened to
           the target size by mixing pairs of them, so the neighbourhoods stay
           those of real text), for a grid of M / ef
-  hybrid  recall through Engine.search_pages at 20K pages, query embedding
+  hybrid  recall through steps.find_pages at 20K pages, query embedding
           included (needs the indexer's search)
   daemon  `brain daemon start` on sample_brain/: seconds to vectors serving
           and the daemon's RSS with the model loaded
@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from brain.daemon.server.usage_stats import percentile as pct
+from brain.daemon.verbs import steps
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parents[1]
@@ -91,11 +92,11 @@ def bench_embed(model, n_chunks: int) -> None:
 
 
 def open_engine(home: Path, vault: Path, embeddings: bool = True):
-    from brain.daemon.server.engine import Engine
+    from brain.daemon.server.vault_engine import VaultEngine
     from brain.daemon.places import Places
 
     places = Places.from_env({"BRAIN_HOME": str(home)})
-    return Engine(vault, places, {"embeddings.enabled": embeddings}, writer="bench")
+    return VaultEngine(vault, places, {"embeddings.enabled": embeddings}, writer="bench")
 
 
 def bench_build(model, n_pages: int) -> None:
@@ -106,6 +107,7 @@ def bench_build(model, n_pages: int) -> None:
     from brain.indexer.embeddings.fact_vectors import FactVectors
     from brain.indexer.vault.visibility import Viewer
     from brain.indexer.embeddings.vectors import ChunkVectors
+    from brain.indexer.pages.chunk_rows import ChunkRows
 
     with tempfile.TemporaryDirectory(prefix="bv-") as d:
         vault, home = Path(d) / "vault", Path(d) / "home"
@@ -113,13 +115,13 @@ def bench_build(model, n_pages: int) -> None:
         e = open_engine(home, vault)
         e.attach_index()
         n_chunks = e.page_db.execute("SELECT COUNT(DISTINCT hash) FROM chunks").fetchone()[0]
-        v = ChunkVectors(e.page_db, e.cache_dir, model)
+        v = ChunkVectors(ChunkRows(e.page_db), e.cache_dir, model)
         t = time.perf_counter()
         v.build()
         build_s = time.perf_counter() - t
         v.close()
         t = time.perf_counter()
-        again = ChunkVectors(e.page_db, e.cache_dir, model)
+        again = ChunkVectors(ChunkRows(e.page_db), e.cache_dir, model)
         again.build()
         restart_s = time.perf_counter() - t
         re_embedded = again.embedded
@@ -193,6 +195,7 @@ def prepare_big_vault(root: Path, model, n_pages: int, cache: Path | None) -> tu
     from brain.indexer.embeddings.fact_vectors import FactVectors
     from brain.indexer.vault.visibility import Viewer
     from brain.indexer.embeddings.vectors import ChunkVectors
+    from brain.indexer.pages.chunk_rows import ChunkRows
 
     vault, home = root / "vault", root / "home"
     t = time.perf_counter()
@@ -202,7 +205,7 @@ def prepare_big_vault(root: Path, model, n_pages: int, cache: Path | None) -> tu
     index_s = time.perf_counter() - t
     stand_in = PoolEmbedder(model.model_id, real_vectors(model, 20200, cache))
     t = time.perf_counter()
-    v = ChunkVectors(e.page_db, e.cache_dir, stand_in)
+    v = ChunkVectors(ChunkRows(e.page_db), e.cache_dir, stand_in)
     v.build()
     fill_s = time.perf_counter() - t
     n_vectors = len(v)
@@ -232,6 +235,7 @@ def bench_hybrid(model, n_pages: int, n_queries: int, cache: Path | None, keep: 
     """recall's search arm at 20K pages with vectors serving; query embedding included."""
     from brain.daemon.protocol.caller import Caller
     from brain.indexer.embeddings.vectors import ChunkVectors
+    from brain.indexer.pages.chunk_rows import ChunkRows
 
     root = keep or Path(tempfile.mkdtemp(prefix="bvh-", dir="/tmp"))
     vault, home, info = prepare_big_vault(root, model, n_pages, cache)
@@ -239,17 +243,17 @@ def bench_hybrid(model, n_pages: int, n_queries: int, cache: Path | None, keep: 
          note="chunk vectors filled by a stand-in (real MiniLM vectors of other text) to skip ~an hour of embedding")
     e = open_engine(home, vault)
     e.attach_index()
-    vectors = ChunkVectors(e.page_db, e.cache_dir, model)
+    vectors = ChunkVectors(ChunkRows(e.page_db), e.cache_dir, model)
     vectors.build()  # loads what was stored: nothing to embed
     e.embedder, e.vectors = model, vectors
     caller = Caller(remote=True, transport="bench")
     queries = hybrid_queries(info["summary"], n_queries)
     for q in queries[:5]:
-        e.search_pages(q, 10, caller)  # warm caches
+        steps.find_pages(e, q, 10, caller)  # warm caches
     lat, vec_only, degraded = [], [], 0
     for q in queries:
         t = time.perf_counter()
-        results, why = e.search_pages(q, 10, caller)
+        results, why = steps.find_pages(e, q, 10, caller)
         lat.append((time.perf_counter() - t) * 1000)
         degraded += why is not None
         t = time.perf_counter()

@@ -33,7 +33,7 @@ reported as mode `keyword/turn`, `hybrid/turn`); `both` runs the two.
 Prints one JSON line per (set, mode) and then a table. `--smoke` asks a
 slice of the questions (the whole set is still remembered).
 
-`--calibrate` chooses the vector floor of `daemon/facts/search.py` (the
+`--calibrate` chooses the vector floor of `daemon/stores/fact_ranking.py` (the
 cosine a fact reached only by the vector arm must clear): it embeds every
 turn and question with the bundled model and prints, per candidate floor,
 the share of evidence turns at or above it (kept answers) and the share of

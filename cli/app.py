@@ -14,9 +14,12 @@ import importlib.util
 import os
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
+
+if TYPE_CHECKING:  # typer brings click; named here for the annotations only
+    import click
 
 from . import completion, route
 
@@ -184,7 +187,7 @@ for _name in _AREAS:
         importlib.import_module(f"{__package__}.{_name}").register(app)
 
 
-def click_command(cmd, run) -> "click.Command":
+def click_command(cmd, run) -> click.Command:
     """The click command for a declared command (verb_commands.Command), for `--help` and
     shell completion; running it hands the raw arguments to `run` (the lean path)."""
     import click
@@ -194,7 +197,8 @@ def click_command(cmd, run) -> "click.Command":
             ctx.meta["brain_argv"] = list(args)
             return super().parse_args(ctx, args)
 
-    params, args_help = [], []
+    params: list[click.Parameter] = []
+    args_help: list[str] = []
     for o in cmd.all_opts():
         help_ = cmd.help_of(o)
         if o.positional:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, NoReturn, Optional
 
 from . import route
 
@@ -98,7 +98,7 @@ def register_clients(auth_app) -> None:
     """`brain auth clients|rescope-client|revoke-client|pending|approve|deny`: who may call the HTTP server."""
     import typer
 
-    def _fail(message: str, fix: str | None = None):
+    def _fail(message: str, fix: str | None = None) -> NoReturn:
         typer.echo(f"error: {message}", err=True)
         if fix:
             typer.echo(f"fix: {fix}", err=True)

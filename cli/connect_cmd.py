@@ -16,7 +16,7 @@ import json
 import re
 import shlex
 import subprocess
-from typing import Optional
+from typing import NoReturn, Optional
 from urllib.parse import urlparse
 
 from . import completion, route
@@ -48,7 +48,7 @@ def check_server(url: str, token: str) -> dict:
 def register(app) -> None:
     import typer
 
-    def fail(message: str, fix: str | None = None):
+    def fail(message: str, fix: str | None = None) -> NoReturn:
         typer.echo(f"error: {message}", err=True)
         if fix:
             typer.echo(f"fix: {fix}", err=True)
@@ -115,7 +115,8 @@ def register(app) -> None:
             path = save_remote(p, name, url, token)
         except RemoteConfigError as e:
             fail(str(e), "pass --name with letters, digits, '_' or '-'")
-        writes = {True: "read + write", False: "read only"}.get(who.get("can_write"), "access unknown")
+        access: dict[object, str] = {True: "read + write", False: "read only"}
+        writes = access.get(who.get("can_write"), "access unknown")
         typer.echo(f"connected {name!r}: {who.get('server') or 'server'} {who.get('version') or ''} at {url} "
                    f"as {who.get('client_id', '?')} ({writes}, surface {who.get('surface', 'verbs')}).")
         typer.echo(f"token stored in {path} (0600); try `brain recall --remote {name} --limit 3`.")

@@ -85,7 +85,7 @@ def serve_main(argv: list[str]) -> int:
             return 2
         from ..daemon.http.serve import run_http
 
-        host = ns.host or config_mod.get(cfg, "http.host") or DEFAULT_HTTP_HOST
+        host = str(ns.host or config_mod.get(cfg, "http.host") or DEFAULT_HTTP_HOST)
         # --port 0 asks the system for a free port: not the same as "unset"
         port = ns.port if ns.port is not None else (config_mod.get(cfg, "http.port") or DEFAULT_HTTP_PORT)
         if not isinstance(port, int) or not 0 <= port <= 65535:

@@ -52,10 +52,10 @@ def _wait_for(no_daemon: bool, key: str, timeout_s: float) -> dict | None:
 def _index_here(p, vault: Path) -> dict:
     """--no-daemon: index the folder in this process (keyword search), then read the counts."""
     from ..daemon.protocol.dispatch import dispatch
-    from ..daemon.server.engine import Engine
+    from ..daemon.server.vault_engine import VaultEngine
     from ..daemon.protocol.caller import Caller
 
-    engine = Engine(vault, p, route.load_config(p), writer="cli")
+    engine = VaultEngine(vault, p, route.load_config(p), writer="cli")
     try:
         engine.attach_index()  # reconciles the page tables and keyword index with the folder
         body, _ = dispatch(engine, "status", {}, Caller.local("cli"))

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 import typer
 
 from ..indexer.embeddings.search_modes import OFF_TEXT
 from . import completion, route
+
+if TYPE_CHECKING:
+    from ..daemon.places import Places
 
 CHECKS: dict[str, Callable[["DoctorContext"], Iterable[tuple[str, str, str]]]] = {}
 
@@ -30,7 +33,7 @@ def check(name: str):
 
 @dataclass
 class DoctorContext:
-    places: object
+    places: Places
     cfg: dict
     vault: Path | None
     extra: dict = field(default_factory=dict)
@@ -170,8 +173,8 @@ def _facts_log(ctx: DoctorContext):
             yield ("ok", "sync copies", f"{path} is a copy a sync tool made when two versions met; its facts are "
                                         "read with the others (a line in both is read once), and lines only it "
                                         "holds are copied into a device's own log at that device's next write")
-    yield from _acknowledged(ctx, sources)
-    for name in _changed_behind(ctx, sources):
+    yield from _acknowledged(ctx.places, ctx.vault, sources)
+    for name in _changed_behind(ctx.places, ctx.vault, sources):
         yield ("warn", "edited log", f"{brain_dir / name} changed behind the facts cache's read position: edited "
                                      "by hand or by a sync tool. fix: nothing to do, the daemon re-reads the whole "
                                      "log before it next writes a fact, or when it starts")
@@ -203,7 +206,7 @@ def _log_lines(sources):
                                      "has, or delete it if it repeats a fact")
 
 
-def _acknowledged(ctx: DoctorContext, sources):
+def _acknowledged(places: Places, vault: Path, sources):
     """This device's acknowledged lines against the logs: missing ones (an older copy was put back), ids
     a log gives another text, and what the daemon already wrote again (docs/architecture.md,
     "When an older log is put back")."""
@@ -213,8 +216,9 @@ def _acknowledged(ctx: DoctorContext, sources):
     from ..daemon.facts.ids import line_digest
     from ..daemon.facts.restore import restorations
 
-    journal = AckJournal(journal_file(ctx.places.vault_state_dir(ctx.vault) / "device"))
-    held, texts = set(), {}
+    journal = AckJournal(journal_file(places.vault_state_dir(vault) / "device"))
+    held: set[str] = set()
+    texts: dict[object, set[object]] = {}   # fact id → the texts the logs give it
     for src in sources:
         for _n, rec, _pos, _err, raw in src.log.replay_lines(0):
             if rec is not None:
@@ -244,20 +248,20 @@ def _acknowledged(ctx: DoctorContext, sources):
     if not missing and not renamed and acked:
         yield ("ok", "acknowledged facts", f"every one of the last {len(acked)} line(s) this device "
                                            "acknowledged is in its log, under its own id")
-    done = restorations(ctx.places.cache_dir(ctx.vault) / "facts.sqlite")
+    done = restorations(places.cache_dir(vault) / "facts.sqlite")
     if done:
         shown = ", ".join(f"#{i}" if isinstance(i, int) else str(i) for i in done.get("ids", [])[-10:])
         yield ("info", "restored facts", f"{done.get('lines', 0)} acknowledged line(s) were missing from the log "
                                          f"and written again (last {done.get('last')}): {shown}")
 
 
-def _changed_behind(ctx: DoctorContext, sources) -> list[str]:
+def _changed_behind(places: Places, vault: Path, sources) -> list[str]:
     """The logs whose bytes before the cache's read position are no longer the ones it read."""
     import hashlib
 
     from ..daemon.facts.projection import read_positions
 
-    reads = read_positions(ctx.places.cache_dir(ctx.vault) / "facts.sqlite")
+    reads = read_positions(places.cache_dir(vault) / "facts.sqlite")
     changed = []
     for src in sources:
         offset, sha = reads.get(src.name, (0, ""))

@@ -66,11 +66,11 @@ def _config_store(cfg) -> str | None:
 
 
 def _writer_engine(p, cfg, vault, kind: str):
-    from ..daemon.server.engine import Engine
+    from ..daemon.server.vault_engine import VaultEngine
     from ..daemon.vault_lock import VaultLocked
 
     try:
-        return Engine(vault, p, cfg, writer=kind, lock_wait_s=0)
+        return VaultEngine(vault, p, cfg, writer=kind, lock_wait_s=0)
     except VaultLocked as e:
         typer.echo(f"error: {_DAEMON_OWNS[0]} ({e})", err=True)
         typer.echo(f"fix: {_DAEMON_OWNS[1]}", err=True)
@@ -253,9 +253,9 @@ def _index_checks(ctx):
     """Conflict copies, bad frontmatter, slug collisions, skipped files, unresolved links."""
     if ctx.vault is None or not ctx.vault.is_dir():
         return
-    from ..daemon.server.engine import Engine
+    from ..daemon.server.vault_engine import VaultEngine
 
-    engine = Engine(ctx.vault, ctx.places, ctx.cfg)
+    engine = VaultEngine(ctx.vault, ctx.places, ctx.cfg)
     try:
         index = engine.attach_index()  # reconciles first unless the daemon owns the index
         status = index.status()

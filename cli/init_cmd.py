@@ -225,7 +225,7 @@ def _watch_model(p, cfg, vault: Path, body: dict, say=lambda text: None) -> tupl
 
 
 def building_message(body: dict, rate: float | None) -> str:
-    done, total = semantic_progress(body)
+    done, total = semantic_progress(body) or (0, 0)   # called while building; a finished build reads 0/0
     eta = eta_seconds(body, rate)
     return (f"semantic search is building in the background: {done:,}/{total:,} chunks"
             + (f", {duration(eta)}" if eta is not None else "") + " (`brain status` shows how far it got)")

@@ -15,6 +15,7 @@ import sqlite3
 from pathlib import Path
 from typing import Callable, TypeVar
 
+from ..indexer.page_policy.page_types import PageName, PageRef
 from ..indexer.pages.store import SqlitePagesStore
 from ..indexer.vault.visibility import Viewer
 
@@ -109,8 +110,10 @@ class Pages:
     def titled(self, name: str, n: int = 10) -> list[tuple[str, str]]:
         """(slug, vault-relative path) of every page (up to n) titled `name` or giving it as an
         alias, any case: the names `brain entity` resolves too (docs/architecture.md, "Entity identity")."""
-        out = [(r.slug, r.path) for r in self._ask(lambda s: s.titled(name, OWNER, n), [])]
-        for slug in self._ask(lambda s: s.resolve_alias(name, OWNER), []):
+        refs: list[PageRef] = self._ask(lambda s: s.titled(name, OWNER, n), [])
+        out = [(r.slug, r.path) for r in refs]
+        aliased: list[str] = self._ask(lambda s: s.resolve_alias(name, OWNER), [])
+        for slug in aliased:
             ref = self._ask(lambda s: s.page_ref(slug, OWNER), None)
             if ref is not None and (ref.slug, ref.path) not in out:
                 out.append((ref.slug, ref.path))
@@ -118,7 +121,7 @@ class Pages:
 
     def own_page(self) -> str | None:
         """The slug of the vault owner's own page: the one page with the alias `me`, else None."""
-        mine = self._ask(lambda s: s.resolve_alias("me", OWNER), [])
+        mine: list[str] = self._ask(lambda s: s.resolve_alias("me", OWNER), [])
         return mine[0] if len(mine) == 1 else None
 
     def _inside(self, rel: str) -> bool:
@@ -138,7 +141,8 @@ class Pages:
         if len(wanted) < 3:  # "me" is 0.67 alike "acme": too short to be misspelt
             return []
         keys: dict[str, tuple[str, str]] = {}
-        for page in self._ask(lambda s: s.names(OWNER), []):
+        names: list[PageName] = self._ask(lambda s: s.names(OWNER), [])
+        for page in names:
             for k in (page.slug.rsplit("/", 1)[-1], page.title, Path(page.path).stem, page.alias):
                 if k:
                     keys.setdefault(k.lower(), (page.slug, page.title))

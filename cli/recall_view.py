@@ -15,7 +15,8 @@ MATCH_LABELS = {"alias_hit": "alias match", "exact_title_match": "title match",
 
 
 def match_label(r: dict, scores: bool = False) -> str:
-    label = MATCH_LABELS.get(r.get("evidence"), r.get("evidence") or "match")
+    evidence = r.get("evidence")
+    label = MATCH_LABELS.get(evidence, evidence or "match") if isinstance(evidence, str) else "match"
     if scores and isinstance(r.get("score"), (int, float)):
         label += f", score {r['score']:.2f}"
     return label

@@ -12,6 +12,7 @@ import datetime as _dt
 import os
 import re
 import sys
+from typing import Callable
 
 from ..indexer.embeddings.search_modes import degraded_text
 
@@ -231,11 +232,11 @@ def _entity(b: dict, args: dict, near: list | None = None, facts: list | None = 
         arrow = "→" if ed["direction"] == "out" else "←"
         print(f"  {arrow} {ed['type']} {ed['slug']}")
     if facts:
-        on = colour_on()
+        colour = colour_on()
         total = c["active_fact_count"]
         print(f"  facts ({len(facts)} newest of {total}):" if total > len(facts) else f"  facts ({len(facts)}):")
         for f in facts:
-            print("    " + fact_line(dict(f, entity_slug=None), on))  # the card names the entity already
+            print("    " + fact_line(dict(f, entity_slug=None), colour))  # the card names the entity already
     print(f"  {c['backlink_count']} backlinks, {c['active_fact_count']} active facts, {b['latency_ms']} ms")
     for s in b.get("suggestions", []):
         print(f"  also: {s['slug']} ({s['title']})")
@@ -263,7 +264,8 @@ def _text_block(b: dict) -> None:
         print(f"(more changes waiting: run again with the same --session, or pass {resume})")
 
 
-RENDERERS = {
+# what prints each verb's answer; entity's takes the call's arguments too (answer_view.py)
+RENDERERS: dict[str, Callable[..., None]] = {
     "remember": _remember,
     "forget": _forget,
     "entity": _entity,

@@ -72,7 +72,7 @@ def route_or_report(tool: str, args: dict, no_daemon: bool, remote: str | None =
 def dispatch_in_process(p: Places, vault: Path, cfg: dict, verb: str, args: dict) -> tuple[dict, bool]:
     from ..daemon.protocol.dispatch import dispatch
     from ..daemon.protocol.tools import REGISTRY
-    from ..daemon.server.engine import Engine
+    from ..daemon.server.vault_engine import VaultEngine
     from ..daemon.protocol.caller import Caller
 
     tool = REGISTRY.get(verb)
@@ -81,7 +81,7 @@ def dispatch_in_process(p: Places, vault: Path, cfg: dict, verb: str, args: dict
         from ..daemon.llm.providers import provider_from_config
 
         llm = provider_from_config(cfg, os.environ)
-    engine = Engine(vault, p, cfg, writer="cli" if tool is not None and tool.writes else None, llm=llm)
+    engine = VaultEngine(vault, p, cfg, writer="cli" if tool is not None and tool.writes else None, llm=llm)
     try:
         # reconcile first, so the answer reflects the folder as it is now (recall reads pages only with a query)
         if tool is not None and tool.reads_pages and (verb != "recall" or str(args.get("query") or "").strip()):

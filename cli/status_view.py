@@ -24,10 +24,10 @@ def read_status(p, cfg, vault: Path) -> dict:
         body = daemon_reading(p, cfg, vault)
         if body is not None:
             return body
-    from ..daemon.server.engine import Engine
+    from ..daemon.server.vault_engine import VaultEngine
     from ..indexer.pages.vault_index import VaultIndex
 
-    engine = Engine(vault, p, cfg)
+    engine = VaultEngine(vault, p, cfg)
     try:
         # read the caches as they are: a status must not start an index run
         index = VaultIndex(engine.vault, engine.page_db, engine.cache_dir, read_only=True)
@@ -60,18 +60,21 @@ def with_rate(p, cfg, vault: Path, first: dict, max_wait_s: float = 4.0) -> tupl
     """
     import time
 
-    if semantic_progress(first) is None or eta_seconds(first) is not None or not first.get("daemon"):
+    start = semantic_progress(first)
+    if start is None or eta_seconds(first) is not None or not first.get("daemon"):
         return first, None
     deadline = time.monotonic() + max_wait_s
-    body, moves = first, []  # (time, count) at each move of the count
-    last = semantic_progress(first)[0]
+    body = first
+    moves: list[tuple[float, int]] = []  # (time, count) at each move of the count
+    last = start[0]
     while time.monotonic() < deadline and len(moves) < 2:
         time.sleep(0.1)
         reading = daemon_reading(p, cfg, vault)
-        if reading is None or semantic_progress(reading) is None:
+        progress = semantic_progress(reading) if reading is not None else None
+        if reading is None or progress is None:
             return reading or body, None  # stopped, or done building
         body = reading
-        count = semantic_progress(body)[0]
+        count = progress[0]
         if count != last:
             moves.append((time.monotonic(), count))
             last = count

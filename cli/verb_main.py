@@ -110,6 +110,8 @@ def _run(argv: list[str]) -> int:
 
         return get_page(ns.page, no_daemon=ns.no_daemon, json_out=ns.json) if cmd.name == "get" \
             else open_page(ns.page)
+    tool = cmd.tool
+    assert tool is not None, cmd.name   # the CLI's own commands (call, get, open) answered above
     args = to_args(cmd, ns)
     if cmd.name == "remember" and args.get("provenance") is None:
         args["provenance"] = terminal_provenance()
@@ -123,7 +125,7 @@ def _run(argv: list[str]) -> int:
         args, tags = _tag_filter(args, ns)
     from .route import route_or_report
 
-    body, is_error = route_or_report(cmd.tool, args, ns.no_daemon, ns.remote)
+    body, is_error = route_or_report(tool, args, ns.no_daemon, ns.remote)
     if body is None:
         return 1
     if tags and ns.remote:
@@ -150,7 +152,7 @@ def _run(argv: list[str]) -> int:
     extra = _lookups(cmd, body, seen)
     if cmd.name == "recall":
         extra["style"] = {"files": ns.files, "null": ns.null, "md": ns.md, "scores": ns.scores}
-    answer_view.show(cmd.tool, body, args, **extra)
+    answer_view.show(tool, body, args, **extra)
     return 1 if missing else 0
 
 

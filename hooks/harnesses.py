@@ -93,6 +93,8 @@ def _claude_remote(name: str, url: str, program: list[str]) -> list[str]:
 
 def _codex_flag_checks(target: Target) -> Iterable[Row]:
     """Codex runs hooks only with `[features] hooks = true` in config.toml (codex_flag.py)."""
+    if target.flag_file is None:   # declared with the switch (HARNESSES below): never None for Codex
+        return
     state = codex_flag_state(read_text(target.flag_file))
     if state is False:
         yield ("fail", "codex feature flag", f"hooks are switched off in {target.flag_file}: set "

@@ -202,8 +202,8 @@ def remove_hooks(text: str, label: str = "the file") -> str:
     for event in sorted(emptied):
         root = _root(text, label)
         hooks = root.get("hooks")
-        ev = hooks.node.get(event) if hooks else None
-        if ev is not None and ev.node.kind == "array" and not ev.node.items:
+        listed = hooks.node.get(event) if hooks else None
+        if hooks is not None and listed is not None and listed.node.kind == "array" and not listed.node.items:
             text = js.remove_member(text, hooks.node, event)
     if emptied:
         root = _root(text, label)
@@ -264,7 +264,7 @@ def plan_install(target: Target, command: str, timeout: int) -> tuple[list[Chang
     new = add_hooks(old, target.events, command, timeout, str(target.hooks_file))
     if new != old:
         changes.append(Change(target.hooks_file, old, new, f"add the session-start hook to {target.hooks_file}"))
-    if target.switch is not None:
+    if target.switch is not None and target.flag_file is not None:
         fold = read_text(target.flag_file)
         fnew, warn = target.switch.enable(fold, str(target.flag_file))
         if warn:
@@ -282,7 +282,7 @@ def plan_uninstall(target: Target) -> tuple[list[Change], list[str]]:
     if cur is not None and cur.strip():
         _root(cur, str(target.hooks_file))  # a file that does not parse is reported, not called "not installed"
     ours = our_handler(cur)
-    if ours is not None:
+    if ours is not None and cur is not None:
         command, timeout = ours
         label = str(target.hooks_file)
         found, original = _original_before_install(
@@ -293,17 +293,18 @@ def plan_uninstall(target: Target) -> tuple[list[Change], list[str]]:
         else:
             changes.append(Change(target.hooks_file, cur, remove_hooks(cur, label),
                                   f"remove the session-start hook from {target.hooks_file}"))
-    if target.switch is not None:
+    if target.switch is not None and target.flag_file is not None:
         switch = target.switch
-        fcur = read_text(target.flag_file)
-        if fcur is not None and switch.state(fcur, str(target.flag_file)) is True:
+        flag_file = target.flag_file
+        fcur = read_text(flag_file)
+        if fcur is not None and switch.state(fcur, str(flag_file)) is True:
             found, original = _original_before_install(
-                target.flag_file, fcur, lambda t: switch.enable(t, str(target.flag_file))[0])
+                flag_file, fcur, lambda t: switch.enable(t, str(flag_file))[0])
             if found:
-                changes.append(Change(target.flag_file, fcur, original,
-                                      f"restore {target.flag_file} as it was before install"))
+                changes.append(Change(flag_file, fcur, original,
+                                      f"restore {flag_file} as it was before install"))
             else:
-                notes.append(f"left {switch.setting} in {target.flag_file}: it was there before, or the "
+                notes.append(f"left {switch.setting} in {flag_file}: it was there before, or the "
                              "file changed since install (other hooks may rely on it).")
     return changes, notes
 

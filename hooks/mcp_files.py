@@ -14,7 +14,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 
 from . import InstallError
 from . import json_splice as js
@@ -44,12 +44,12 @@ def _vscode_user_dir(environ) -> Path:
 class FileHost:
     name: str
     label: str
-    user_file: Callable[[dict], Path]
+    user_file: Callable[[Mapping[str, str]], Path]
     project_file: str                      # relative to the project root
     servers_key: str                       # the object holding the servers
     entry: Callable[[list[str]], dict]     # our server entry, from the full argv
 
-    def path(self, scope: str, cwd: Path | None = None, environ=None) -> Path:
+    def path(self, scope: str, cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
         env = os.environ if environ is None else environ
         if scope == "user":
             return self.user_file(env)

@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import cast
 
 from ..daemon.config import DEFAULTS
 from ..daemon.line_log import append_line
@@ -27,8 +28,9 @@ from ..indexer.vault.timestamps import now_iso
 
 MAX_STDIN_BYTES = 1 << 20  # a hook payload is a few hundred bytes
 LOG_ROTATE_BYTES = 1 << 20
-DEFAULT_DEADLINE_MS = DEFAULTS["hooks.deadline_ms"]
-DEFAULT_BUDGET = DEFAULTS["hooks.budget_tokens"]
+# both declared as integers in daemon/config.py (SETTINGS); the table holds every setting's type
+DEFAULT_DEADLINE_MS = cast(int, DEFAULTS["hooks.deadline_ms"])
+DEFAULT_BUDGET = cast(int, DEFAULTS["hooks.budget_tokens"])
 
 
 # the log line of a run that worked but found nothing to say (doctor tells it from a failure)

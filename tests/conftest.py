@@ -70,9 +70,9 @@ def sample_vault(tmp_path) -> Path:
 
 @pytest.fixture
 def engine(vault, places):
-    from brain.daemon.server.engine import Engine
+    from brain.daemon.server.vault_engine import VaultEngine
 
-    e = Engine(vault, places, {}, writer="test")
+    e = VaultEngine(vault, places, {}, writer="test")
     yield e
     e.close()
 

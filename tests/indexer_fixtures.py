@@ -48,12 +48,12 @@ def wait_for(predicate, timeout: float = 10.0, step: float = 0.02):
 @pytest.fixture
 def open_index(places):
     """open_index(vault, watch=False) → an Engine with the index attached; closed after the test."""
-    from brain.daemon.server.engine import Engine
+    from brain.daemon.server.vault_engine import VaultEngine
 
     engines = []
 
     def _open(vault: Path, watch: bool = False, **sync_kw):
-        e = Engine(vault, places, {}, writer="test")
+        e = VaultEngine(vault, places, {}, writer="test")
         engines.append(e)
         e.attach_index()
         if watch:

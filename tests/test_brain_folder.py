@@ -16,7 +16,7 @@ from conftest import call
 from daemon_fixtures import BRAIN, child_env, reaper  # noqa: F401  (fixtures)
 from indexer_fixtures import open_index, write  # noqa: F401
 
-from brain.daemon.server.engine import Engine
+from brain.daemon.server.vault_engine import VaultEngine
 from brain.indexer.vault.brain_folder import BrainFolderError, brain_folder
 
 pytestmark = pytest.mark.usefixtures("reaper")
@@ -38,7 +38,7 @@ def _linked(vault, outside):
 def test_the_engine_refuses_a_brain_folder_that_is_a_link(vault, outside, places):
     _linked(vault, outside)
     with pytest.raises(BrainFolderError) as e:
-        Engine(vault, places, {}, writer="test")
+        VaultEngine(vault, places, {}, writer="test")
     assert "symlink" in str(e.value) and "fix:" in str(e.value) and str(outside) in str(e.value)
     assert list(outside.iterdir()) == []   # no lock, no facts log written through the link
 
@@ -83,7 +83,7 @@ def test_a_lock_file_that_is_a_link_is_refused(vault, outside, places):
     (vault / ".brain").mkdir()
     os.symlink(outside / "lock", vault / ".brain" / "writer.lock")
     with pytest.raises(BrainFolderError) as e:
-        Engine(vault, places, {}, writer="test")
+        VaultEngine(vault, places, {}, writer="test")
     assert "writer.lock" in str(e.value) and "fix:" in str(e.value)
     assert list(outside.iterdir()) == []
 

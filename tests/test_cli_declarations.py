@@ -110,19 +110,19 @@ def test_since_human_rejects_nonsense(text):
 def test_a_no_op_index_does_not_load_the_model(tmp_path, places):
     from brain.cli.index_cmd import _all_embedded, _index_in_foreground
     from brain.daemon import config as config_mod
-    from brain.daemon.server.engine import Engine
+    from brain.daemon.server.vault_engine import VaultEngine
 
     vault = tmp_path / "v"
     vault.mkdir()
     (vault / "a.md").write_text("---\ntitle: A\n---\nAlpha is a page about apples.\n")
     cfg = config_mod.load(places.config_file)
-    engine = Engine(vault, places, cfg, writer="index")
+    engine = VaultEngine(vault, places, cfg, writer="index")
     try:
         first = _index_in_foreground(engine, quiet=True, vectors=True)
         assert first["embedded"] >= 1 and engine.models is not None
     finally:
         engine.close()
-    engine = Engine(vault, places, cfg, writer="index")
+    engine = VaultEngine(vault, places, cfg, writer="index")
     try:
         again = _index_in_foreground(engine, quiet=True, vectors=True)
         assert again["embedded"] == 0 and again["vectors"] == first["vectors"]

@@ -231,7 +231,7 @@ def test_text_items_cannot_break_out_of_their_line(engine, local):
 
 
 def test_a_hand_edited_expiry_that_is_not_a_date_does_not_sink_the_pack(vault, places, local):
-    from brain.daemon.server.engine import Engine
+    from brain.daemon.server.vault_engine import VaultEngine
     from brain.indexer.vault.timestamps import now_iso
 
     log = vault / ".brain" / "facts.jsonl"
@@ -239,7 +239,7 @@ def test_a_hand_edited_expiry_that_is_not_a_date_does_not_sink_the_pack(vault, p
     ts = now_iso()
     log.write_text(json.dumps({"op": "insert", "id": 1, "ts": ts, "fact": "edited by hand", "kind": "fact",
                                "source": "t", "valid_from": ts, "valid_until": "someday"}) + "\n")
-    e = Engine(vault, places, {}, writer="test")
+    e = VaultEngine(vault, places, {}, writer="test")
     try:
         body, err = call(e, "context_pack", {"entities": "nobody"}, local)
         assert not err, body

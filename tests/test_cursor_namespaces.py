@@ -61,9 +61,10 @@ def test_a_flood_over_many_client_ids_evicts_only_the_biggest(tmp_path, monkeypa
     import time
 
     from brain.daemon.server import cursor_store as cursors
+    from brain.daemon.stores import cursor_limits
     from page_seed import now
 
-    monkeypatch.setattr(cursors, "MAX_ROWS_TOTAL", 20)
+    monkeypatch.setattr(cursor_limits, "MAX_ROWS_TOTAL", 20)
     store = cursors.SQLiteCursorStore(tmp_path / "c.sqlite")
     store.put("stdio:quiet", "mine", cursors.Cursor(now(), None, now(), None))
     for i in range(40):  # ten flooding ids, four sessions each

@@ -90,7 +90,9 @@ def test_each_client_keeps_at_most_the_newest_rows(backend, monkeypatch):
 
 
 def test_a_flood_over_many_client_ids_evicts_only_the_biggest(backend, monkeypatch):
-    monkeypatch.setattr(backend.module, "MAX_ROWS_TOTAL", 20)
+    from brain.daemon.stores import cursor_limits
+
+    monkeypatch.setattr(cursor_limits, "MAX_ROWS_TOTAL", 20)   # the limit both stores keep
     store = backend.open()
     store.put("stdio:quiet", "mine", _cursor())
     for i in range(40):  # ten flooding ids, four sessions each

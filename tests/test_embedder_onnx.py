@@ -24,9 +24,9 @@ AGREEMENT_TEXTS = 200
 
 def chunk_texts(vault: Path, places) -> list[str]:
     """The vault's distinct chunk texts exactly as the vector build embeds them (heading + text)."""
-    from brain.daemon.server.engine import Engine
+    from brain.daemon.server.vault_engine import VaultEngine
 
-    e = Engine(vault, places, {}, writer="test")
+    e = VaultEngine(vault, places, {}, writer="test")
     try:
         e.attach_index()
         rows = e.page_db.execute("SELECT heading, text FROM chunks GROUP BY hash ORDER BY MIN(id)").fetchall()
@@ -108,7 +108,7 @@ def test_when_the_export_cannot_run_the_daemon_falls_back_and_says_so(monkeypatc
     and status names the backend and the reason."""
     from conftest import call
 
-    from brain.daemon.server.engine import Engine
+    from brain.daemon.server.vault_engine import VaultEngine
     from brain.indexer.embeddings import onnx_export
 
     monkeypatch.setenv("BRAIN_MODEL_CACHE", str(tmp_path / "empty-model-cache"))
@@ -122,7 +122,7 @@ def test_when_the_export_cannot_run_the_daemon_falls_back_and_says_so(monkeypatc
 
     vault = tmp_path / "vault"
     shutil.copytree(SAMPLE_BRAIN, vault, ignore=shutil.ignore_patterns(".brain"))
-    e = Engine(vault, places, {"embeddings.enabled": True}, writer="test")
+    e = VaultEngine(vault, places, {"embeddings.enabled": True}, writer="test")
     try:
         e.attach_index()
         e.load_models(background=False)
@@ -194,6 +194,7 @@ def test_the_build_embeds_likely_pages_first_and_reports_its_rate(tmp_path, mini
     """Recently retrieved, recently modified and most linked pages come first; the meter says done/total/rate."""
     from brain.indexer.pages.db import open_db
     from brain.indexer.embeddings.vectors import ChunkVectors
+    from brain.indexer.pages.chunk_rows import ChunkRows
 
     db = open_db(tmp_path / "index.sqlite")
     table = ChunkTable(db)
@@ -216,7 +217,7 @@ def test_the_build_embeds_likely_pages_first_and_reports_its_rate(tmp_path, mini
             order.extend(texts)
             return self.inner.embed(texts)
 
-    v = ChunkVectors(db, tmp_path / "cache", Recording(minilm), batch=1)
+    v = ChunkVectors(ChunkRows(db), tmp_path / "cache", Recording(minilm), batch=1)
     import brain.indexer.embeddings.vectors as vectors_mod
 
     old_window, vectors_mod.WINDOW = vectors_mod.WINDOW, 1  # one text per window: the order is the build order

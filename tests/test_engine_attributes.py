@@ -24,16 +24,16 @@ pytestmark = pytest.mark.usefixtures("reaper")
 # their attribute names right after construction and again once the daemon has stopped
 DAEMON = """
 import json, sys
-from brain.daemon.server import engine as engine_module, process
+from brain.daemon.server import vault_engine as engine_module, process
 
 engines = []
-build = engine_module.Engine.__init__
+build = engine_module.VaultEngine.__init__
 
 def noting(self, *args, **kwargs):
     build(self, *args, **kwargs)
     engines.append((self, sorted(vars(self))))
 
-engine_module.Engine.__init__ = noting
+engine_module.VaultEngine.__init__ = noting
 try:
     process.main(["--vault", sys.argv[1], "--foreground"])
 finally:
@@ -110,12 +110,12 @@ NOT_YET_BUILT: set[str] = set()
 
 
 def test_the_daemons_engine_has_everything_the_contract_declares(places, small_vault):
-    from brain.daemon.server.engine import Engine
+    from brain.daemon.server.vault_engine import VaultEngine
     from brain.daemon.stores.engine import Engine as Contract
 
     declared = {name for name in vars(Contract) if not name.startswith("_")}
-    assert {"facts", "clock", "search_pages", "llm"} <= declared
-    engine = Engine(small_vault, places, {})
+    assert {"facts", "clock", "label", "llm"} <= declared
+    engine = VaultEngine(small_vault, places, {})
     try:
         missing = {name for name in declared if not hasattr(engine, name)}
     finally:

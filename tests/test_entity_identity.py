@@ -102,9 +102,9 @@ def test_a_move_seen_live_by_the_watcher(vault, open_index, remote):  # noqa: F8
 def test_a_move_made_while_brain_was_not_running(lisa, vault, places, remote):
     lisa.close()
     move(vault, "people/Lisa Park.md", "team/Lisa Park (CFO).md")
-    from brain.daemon.server.engine import Engine
+    from brain.daemon.server.vault_engine import VaultEngine
 
-    engine = Engine(vault, places, {}, writer="test")
+    engine = VaultEngine(vault, places, {}, writer="test")
     try:
         engine.attach_index()
         got = card(engine, remote, "Lisa")["card"]
@@ -165,9 +165,9 @@ def test_rebuild_after_a_move_gives_the_same_cards(lisa, vault, places, remote):
     before = card(lisa, remote, "Lisa")["card"]
     lisa.close()
     shutil.rmtree(places.cache_dir(vault))
-    from brain.daemon.server.engine import Engine
+    from brain.daemon.server.vault_engine import VaultEngine
 
-    engine = Engine(vault, places, {}, writer="test")
+    engine = VaultEngine(vault, places, {}, writer="test")
     try:
         engine.attach_index()
         after = card(engine, remote, "Lisa")["card"]
@@ -188,9 +188,9 @@ def test_a_move_then_a_move_back(lisa, vault, remote):
 
 def _device(vault, home):
     from brain.daemon.places import Places
-    from brain.daemon.server.engine import Engine
+    from brain.daemon.server.vault_engine import VaultEngine
 
-    engine = Engine(vault, Places.from_env({"BRAIN_HOME": str(home)}), {}, writer="test")
+    engine = VaultEngine(vault, Places.from_env({"BRAIN_HOME": str(home)}), {}, writer="test")
     engine.attach_index()
     return engine
 

@@ -13,13 +13,13 @@ import time
 from daemon_fixtures import configured, daemon, reaper, small_vault  # noqa: F401  (fixtures)
 
 from brain.daemon.facts.device import device_id
-from brain.daemon.facts.store import FactsStore
+from brain.daemon.facts.store import SqliteFactsStore
 from brain.daemon.stores.facts import FactScope, Order
 from brain.indexer.vault.visibility import Viewer
 
 
 def _store(tmp_path, state="state", cache="facts.sqlite"):
-    return FactsStore.for_vault(tmp_path / "vault" / ".brain", tmp_path / "cache" / cache, tmp_path / state / "device")
+    return SqliteFactsStore.for_vault(tmp_path / "vault" / ".brain", tmp_path / "cache" / cache, tmp_path / state / "device")
 
 
 def _insert(store, text):
@@ -203,7 +203,7 @@ def test_doctor_reports_acknowledged_facts_missing_from_the_log_and_those_writte
     (vault / ".brain").mkdir(parents=True)
 
     def open_store():
-        return FactsStore.for_vault(vault / ".brain", places.cache_dir(vault) / "facts.sqlite",
+        return SqliteFactsStore.for_vault(vault / ".brain", places.cache_dir(vault) / "facts.sqlite",
                                     places.vault_state_dir(vault) / "device")
 
     def rows():

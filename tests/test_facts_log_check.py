@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 
-from brain.daemon.facts.store import FactsStore
+from brain.daemon.facts.store import SqliteFactsStore
 from brain.daemon.stores.facts import FactScope, Order
 from brain.indexer.vault.visibility import Viewer
 
@@ -20,19 +20,19 @@ def _facts(store):
 
 def test_a_same_length_edit_behind_the_offset_is_seen_on_reopen(tmp_path):
     log, cache = tmp_path / "facts.jsonl", tmp_path / "facts.sqlite"
-    s = FactsStore(log, cache)
+    s = SqliteFactsStore(log, cache)
     for text in ("alpha", "bravo", "charlie"):
         _insert(s, text)
     s.close()
     log.write_text(log.read_text().replace('"fact":"bravo"', '"fact":"BRAVO"'))
-    s = FactsStore(log, cache)
+    s = SqliteFactsStore(log, cache)
     assert _facts(s) == [(1, "alpha"), (2, "BRAVO"), (3, "charlie")]
     s.close()
 
 
 def test_a_line_inserted_in_the_middle_is_seen_by_a_running_store(tmp_path):
     log, cache = tmp_path / "facts.jsonl", tmp_path / "facts.sqlite"
-    s = FactsStore(log, cache)
+    s = SqliteFactsStore(log, cache)
     _insert(s, "first")
     _insert(s, "last")
     lines = log.read_text().splitlines(keepends=True)
@@ -59,13 +59,13 @@ def test_doctor_reports_bad_lines_torn_tail_and_edits(tmp_path, places, monkeypa
     from daemon_fixtures import BRAIN, child_env
 
     from brain.daemon import config as config_mod
-    from brain.daemon.server.engine import Engine
+    from brain.daemon.server.vault_engine import VaultEngine
 
     vault = tmp_path / "v"
     vault.mkdir()
     config_mod.save(places.config_file, {"vault": str(vault), "embeddings.enabled": False,
                                          "protocol_installed_at": "2026-01-01T00:00:00.000Z"})
-    e = Engine(vault, places, {}, writer="test")
+    e = VaultEngine(vault, places, {}, writer="test")
     for text in ("one", "two", "three"):
         _insert(e.facts, text)
     e.close()

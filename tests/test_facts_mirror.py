@@ -1,20 +1,20 @@
 """Facts a shared store minted, written into the vault's log with the store's ids
-(FactsStore.mirror; docs/scaling.md, "Who writes what")."""
+(SqliteFactsStore.mirror; docs/scaling.md, "Who writes what")."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from brain.daemon.facts.store import FactsStore
+from brain.daemon.facts.store import SqliteFactsStore
 from brain.daemon.stores.facts import Fact, FactScope, Order
 from brain.indexer.vault.visibility import Viewer
 
 
-def _store(vault: Path, cache: Path) -> FactsStore:
+def _store(vault: Path, cache: Path) -> SqliteFactsStore:
     (vault / ".brain").mkdir(parents=True, exist_ok=True)
     cache.mkdir(parents=True, exist_ok=True)
-    return FactsStore.for_vault(vault / ".brain", cache / "facts.sqlite", cache / "device")
+    return SqliteFactsStore.for_vault(vault / ".brain", cache / "facts.sqlite", cache / "device")
 
 
 def _fact(fid: int, text: str, *, expired: str | None = None, by: int | None = None,

@@ -13,7 +13,7 @@ import pytest
 from daemon_fixtures import configured, daemon, reaper, small_vault  # noqa: F401  (fixtures)
 
 from brain.daemon.facts.ids import MAX_ID
-from brain.daemon.facts.store import FactsStore
+from brain.daemon.facts.store import SqliteFactsStore
 from brain.daemon.stores.facts import FactScope, Order
 from brain.indexer.vault.visibility import Viewer
 
@@ -39,7 +39,7 @@ def _replace_by_rename(path, extra: str = ""):
 
 def test_facts_written_after_the_log_is_replaced_by_rename_are_in_the_file_at_the_path(tmp_path):
     log, cache = tmp_path / "facts.jsonl", tmp_path / "facts.sqlite"
-    s = FactsStore(log, cache)
+    s = SqliteFactsStore(log, cache)
     acked = [_insert(s, "before")]
     for i in range(3):
         _replace_by_rename(log)
@@ -47,14 +47,14 @@ def test_facts_written_after_the_log_is_replaced_by_rename_are_in_the_file_at_th
     assert _ids_in(log) == acked  # every acknowledged fact is in the file now at the path
     assert len(set(acked)) == 4
     s.close()
-    s = FactsStore(log, tmp_path / "fresh.sqlite")
+    s = SqliteFactsStore(log, tmp_path / "fresh.sqlite")
     assert sorted(_facts(s)) == acked
     s.close()
 
 
 def test_a_replacement_that_adds_a_line_is_read_before_the_next_id_is_minted(tmp_path):
     log, cache = tmp_path / "facts.jsonl", tmp_path / "facts.sqlite"
-    s = FactsStore(log, cache)
+    s = SqliteFactsStore(log, cache)
     _insert(s, "one")
     rec = {**json.loads(log.read_text()), "id": 2, "fact": "synced from elsewhere"}
     _replace_by_rename(log, json.dumps(rec) + "\n")
@@ -66,7 +66,7 @@ def test_a_replacement_that_adds_a_line_is_read_before_the_next_id_is_minted(tmp
 
 def test_an_unfinished_line_appended_by_another_program_does_not_swallow_the_next_fact(tmp_path):
     log, cache = tmp_path / "facts.jsonl", tmp_path / "facts.sqlite"
-    s = FactsStore(log, cache)
+    s = SqliteFactsStore(log, cache)
     _insert(s, "one")
     with open(log, "ab") as f:
         f.write(b'{"op":"insert","id":2,"ts":"2026-01-01T00:00:00.000Z","fact":"half writ')
@@ -82,7 +82,7 @@ def test_an_unfinished_line_appended_by_another_program_does_not_swallow_the_nex
 
 def test_a_line_reusing_an_id_keeps_both_facts_readable_and_the_same_ids_after_rebuild(tmp_path):
     log, cache = tmp_path / "facts.jsonl", tmp_path / "facts.sqlite"
-    s = FactsStore(log, cache)
+    s = SqliteFactsStore(log, cache)
     for text in ("one", "two", "three"):
         _insert(s, text)
     rec = {**json.loads(log.read_text().splitlines()[2]), "fact": "hand-added, reusing 3"}
@@ -99,14 +99,14 @@ def test_a_line_reusing_an_id_keeps_both_facts_readable_and_the_same_ids_after_r
     s.rebuild()
     assert _facts(s) == before
     s.close()
-    s = FactsStore(log, tmp_path / "fresh.sqlite")
+    s = SqliteFactsStore(log, tmp_path / "fresh.sqlite")
     assert _facts(s) == before
     s.close()
 
 
 def test_a_copied_line_is_not_a_second_fact(tmp_path):
     log, cache = tmp_path / "facts.jsonl", tmp_path / "facts.sqlite"
-    s = FactsStore(log, cache)
+    s = SqliteFactsStore(log, cache)
     _insert(s, "one")
     with open(log, "a") as f:
         f.write(log.read_text())
@@ -118,7 +118,7 @@ def test_a_copied_line_is_not_a_second_fact(tmp_path):
 @pytest.mark.parametrize("bad_id", [(1 << 63) - 1, 1 << 53, 0, -4])
 def test_an_id_out_of_json_range_is_a_bad_line_and_later_facts_stay_readable(tmp_path, bad_id):
     log, cache = tmp_path / "facts.jsonl", tmp_path / "facts.sqlite"
-    s = FactsStore(log, cache)
+    s = SqliteFactsStore(log, cache)
     _insert(s, "one")
     rec = {**json.loads(log.read_text()), "id": bad_id, "fact": "out of range"}
     with open(log, "a") as f:
@@ -133,7 +133,7 @@ def test_an_id_out_of_json_range_is_a_bad_line_and_later_facts_stay_readable(tmp
 
 def test_an_id_at_the_limit_never_pushes_the_next_one_past_it(tmp_path):
     log, cache = tmp_path / "facts.jsonl", tmp_path / "facts.sqlite"
-    s = FactsStore(log, cache)
+    s = SqliteFactsStore(log, cache)
     _insert(s, "one")
     rec = {**json.loads(log.read_text()), "id": MAX_ID, "fact": "at the limit"}
     with open(log, "a") as f:
@@ -179,7 +179,7 @@ def test_doctor_names_both_lines_of_a_reused_id_and_says_stop_the_daemon_before_
     r = subprocess.run([BRAIN, "doctor", "facts", "--json"], capture_output=True, text=True, env=env, timeout=60)
     rows = {x["check"]: x["detail"] for x in json.loads(r.stdout) if x["status"] != "ok"}
     assert "line 3 reuses id 1 of line 1" in rows["reused ids"] and "read as fact #" in rows["reused ids"]
-    s = FactsStore(vault / ".brain" / "facts.jsonl", tmp_path / "c.sqlite")
+    s = SqliteFactsStore(vault / ".brain" / "facts.jsonl", tmp_path / "c.sqlite")
     moved = s.id_conflicts[0][3]
     s.close()
     assert f"fact #{moved}" in rows["reused ids"]  # doctor and the projection agree on the id
@@ -189,7 +189,7 @@ def test_doctor_names_both_lines_of_a_reused_id_and_says_stop_the_daemon_before_
 @pytest.mark.parametrize("copy_has_the_line", [True, False])
 def test_a_rename_over_the_log_during_the_write_is_caught_before_the_acknowledgement(tmp_path, copy_has_the_line):
     log, cache = tmp_path / "facts.jsonl", tmp_path / "facts.sqlite"
-    s = FactsStore(log, cache)
+    s = SqliteFactsStore(log, cache)
     _insert(s, "one")
     before = log.read_bytes()
     real_append = s.log.append

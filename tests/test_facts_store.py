@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from brain.daemon.server.engine import Engine
-from brain.daemon.facts.store import FactsStore
+from brain.daemon.server.vault_engine import VaultEngine
+from brain.daemon.facts.store import SqliteFactsStore
 from brain.daemon.stores.facts import FactScope, Order
 from brain.indexer.vault.visibility import Viewer
 from brain.daemon.vault_lock import VaultLock, VaultLocked
@@ -24,21 +24,21 @@ def _insert(store, text, **kw):
 
 def test_deleting_the_cache_keeps_facts_and_ids(tmp_path):
     log, cache = tmp_path / "v" / "facts.jsonl", tmp_path / "c" / "facts.sqlite"
-    s = FactsStore(log, cache)
+    s = SqliteFactsStore(log, cache)
     ids = [_insert(s, f"fact {i}") for i in range(20)]
     s.expire(ids[3], "gone")
     before = [r for r in s.listed(FactScope(include_expired=True, order=Order.ID), Viewer.owner(), None)]
     s.close()
     for p in cache.parent.iterdir():
         p.unlink()
-    s2 = FactsStore(log, cache)
+    s2 = SqliteFactsStore(log, cache)
     after = [r for r in s2.listed(FactScope(include_expired=True, order=Order.ID), Viewer.owner(), None)]
     assert after == before and [r.id for r in after] == ids
     assert _insert(s2, "next") == 21
     s2.close()
 
 
-class _CountingStore(FactsStore):
+class _CountingStore(SqliteFactsStore):
     """The real store, remembering how many log lines each catch-up read
     (the one run on open included)."""
 
@@ -50,7 +50,7 @@ class _CountingStore(FactsStore):
 
 def test_reopen_reads_only_new_lines(tmp_path):
     log, cache = tmp_path / "facts.jsonl", tmp_path / "facts.sqlite"
-    s = FactsStore(log, cache)
+    s = SqliteFactsStore(log, cache)
     for i in range(5):
         _insert(s, f"fact {i}")
     s.close()
@@ -67,14 +67,14 @@ def test_reopen_reads_only_new_lines(tmp_path):
 
 def test_corrupt_line_skipped_and_reported_rest_loaded(tmp_path):
     log, cache = tmp_path / "facts.jsonl", tmp_path / "facts.sqlite"
-    s = FactsStore(log, cache)
+    s = SqliteFactsStore(log, cache)
     _insert(s, "one")
     _insert(s, "two")
     s.close()
     lines = log.read_text().splitlines()
     log.write_text(lines[0] + "\n{this is not json\n" + '{"op":"bogus"}\n' + lines[1] + "\n")
     cache.unlink()
-    s = FactsStore(log, cache)
+    s = SqliteFactsStore(log, cache)
     assert [r["fact"] for r in s.listed(FactScope(order=Order.ID), Viewer.owner(), None)] == ["one", "two"]
     assert [n for n, _ in s.bad_lines] == [2, 3]
     s.close()
@@ -82,12 +82,12 @@ def test_corrupt_line_skipped_and_reported_rest_loaded(tmp_path):
 
 def test_torn_last_line_is_set_aside_not_lost(tmp_path):
     log, cache = tmp_path / "facts.jsonl", tmp_path / "facts.sqlite"
-    s = FactsStore(log, cache)
+    s = SqliteFactsStore(log, cache)
     _insert(s, "whole")
     s.close()
     with open(log, "ab") as f:
         f.write(b'{"op":"insert","id":2,"ts":"2026-')
-    s = FactsStore(log, cache)
+    s = SqliteFactsStore(log, cache)
     assert [r["fact"] for r in s.listed(FactScope(order=Order.ID), Viewer.owner(), None)] == ["whole"]
     fid = _insert(s, "after the crash")
     assert fid == 3  # the torn line claimed #2: an id is never minted twice, even one never acknowledged
@@ -99,13 +99,13 @@ def test_torn_last_line_is_set_aside_not_lost(tmp_path):
 
 def test_hand_edited_log_replaced_under_cache_triggers_rebuild(tmp_path):
     log, cache = tmp_path / "facts.jsonl", tmp_path / "facts.sqlite"
-    s = FactsStore(log, cache)
+    s = SqliteFactsStore(log, cache)
     _insert(s, "original")
     s.close()
     rec = {"op": "insert", "id": 7, "ts": "2026-01-01T00:00:00.000Z", "fact": "replaced", "kind": "fact",
            "entity_slug": None, "visibility": "world", "source": "hand"}
     log.write_text(json.dumps(rec) + "\n")
-    s = FactsStore(log, cache)
+    s = SqliteFactsStore(log, cache)
     assert [(r["id"], r["fact"]) for r in s.listed(FactScope(order=Order.ID), Viewer.owner(), None)] == [(7, "replaced")]
     s.close()
 
@@ -113,8 +113,8 @@ def test_hand_edited_log_replaced_under_cache_triggers_rebuild(tmp_path):
 WRITER = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from brain.daemon.facts.store import FactsStore
-    s = FactsStore(Path(sys.argv[1]), Path(sys.argv[2]))
+    from brain.daemon.facts.store import SqliteFactsStore
+    s = SqliteFactsStore(Path(sys.argv[1]), Path(sys.argv[2]))
     for i in range(1000):
         fid = s.insert(fact=f"fact {i}", kind="fact", entity_slug="people/x", visibility="world",
                        source="t", valid_until=None)
@@ -134,21 +134,21 @@ def test_kill_9_mid_stream_loses_no_acknowledged_fact(tmp_path):
             break
     proc.wait()
     acked += [int(l) for l in proc.stdout.read().split()]  # lines already in the pipe
-    s = FactsStore(log, cache)
+    s = SqliteFactsStore(log, cache)
     have = {r["id"] for r in s.listed(FactScope(order=Order.ID), Viewer.owner(), None)}
     assert set(acked) <= have and len(acked) >= 150
     s.close()
 
 
 def test_second_long_lived_writer_gets_a_clear_error(vault, places):
-    first = Engine(vault, places, {}, writer="daemon")
+    first = VaultEngine(vault, places, {}, writer="daemon")
     try:
         with pytest.raises(VaultLocked) as e:
-            Engine(vault, places, {}, writer="daemon", lock_wait_s=0.1)
+            VaultEngine(vault, places, {}, writer="daemon", lock_wait_s=0.1)
         assert f"pid {os.getpid()}" in str(e.value) and "daemon" in str(e.value)
     finally:
         first.close()
-    again = Engine(vault, places, {}, writer="daemon", lock_wait_s=0.1)
+    again = VaultEngine(vault, places, {}, writer="daemon", lock_wait_s=0.1)
     again.close()
 
 
@@ -177,7 +177,7 @@ def test_short_writer_waits_briefly_for_the_lock(vault):
 
 def test_a_record_that_cannot_be_applied_is_a_bad_line_not_a_wedge(tmp_path):
     log, cache = tmp_path / "facts.jsonl", tmp_path / "facts.sqlite"
-    s = FactsStore(log, cache)
+    s = SqliteFactsStore(log, cache)
     _insert(s, "one")
     s.close()
     good = log.read_text()
@@ -186,7 +186,7 @@ def test_a_record_that_cannot_be_applied_is_a_bad_line_not_a_wedge(tmp_path):
     no_text = {"op": "insert", "id": 3, "ts": rec["ts"]}
     null_text = dict(rec, id=4, fact=None)
     log.write_text(good + "".join(json.dumps(r) + "\n" for r in (bad_types, no_text, null_text)))
-    s = FactsStore(log, cache)  # opening must not fail
+    s = SqliteFactsStore(log, cache)  # opening must not fail
     assert [n for n, _ in s.bad_lines] == [2, 3, 4]
     fid = _insert(s, "two")
     assert [r["fact"] for r in s.listed(FactScope(order=Order.ID), Viewer.owner(), None)] == ["one", "two"]
@@ -204,7 +204,7 @@ def test_creating_the_log_makes_its_directory_entry_durable(tmp_path, monkeypatc
 
     monkeypatch.setattr(os, "fsync", watching_fsync)
     log = tmp_path / "state" / "facts.jsonl"
-    s = FactsStore(log, tmp_path / "facts.sqlite")
+    s = SqliteFactsStore(log, tmp_path / "facts.sqlite")
     _insert(s, "one")
     s.close()
     assert str(log.parent) in synced and str(log) in synced
@@ -212,7 +212,7 @@ def test_creating_the_log_makes_its_directory_entry_durable(tmp_path, monkeypatc
 
 def test_a_torn_tail_is_durable_aside_before_the_log_is_cut(tmp_path, monkeypatch):
     log, cache = tmp_path / "facts.jsonl", tmp_path / "facts.sqlite"
-    s = FactsStore(log, cache)
+    s = SqliteFactsStore(log, cache)
     _insert(s, "whole")
     s.close()
     with open(log, "ab") as f:
@@ -225,7 +225,7 @@ def test_a_torn_tail_is_durable_aside_before_the_log_is_cut(tmp_path, monkeypatc
         return real_fsync(fd)
 
     monkeypatch.setattr(os, "fsync", watching_fsync)
-    s = FactsStore(log, cache)
+    s = SqliteFactsStore(log, cache)
     _insert(s, "after the crash")
     s.close()
     aside = next(tmp_path.glob("facts.jsonl.torn-*"))

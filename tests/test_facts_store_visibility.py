@@ -13,7 +13,7 @@ import inspect
 
 import pytest
 
-from brain.daemon.facts.store import FactsStore as EmbeddedFactsStore
+from brain.daemon.facts.store import SqliteFactsStore
 from brain.daemon.stores.facts import Fact, FactScope, FactsStore, Order
 from brain.indexer.vault.visibility import Viewer
 
@@ -25,7 +25,7 @@ ENTITY = "people/alice"    # world and private facts are both about her
 def open_store(backend, request, tmp_path):
     """An empty facts store of the backend: the embedded one, or PostgreSQL on a fresh database."""
     if backend == "embedded":
-        return EmbeddedFactsStore(tmp_path / "v" / "facts.jsonl", tmp_path / "c" / "facts.sqlite")
+        return SqliteFactsStore(tmp_path / "v" / "facts.jsonl", tmp_path / "c" / "facts.sqlite")
     from brain.daemon.postgres.facts_store import PgFactsStore
 
     return PgFactsStore(request.getfixturevalue("pg_migrated_dsn"))

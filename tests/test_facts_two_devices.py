@@ -20,7 +20,7 @@ from daemon_fixtures import alive, child_env, write_vault
 
 from brain.daemon import config as config_mod
 from brain.daemon.client.calls import send
-from brain.daemon.facts.store import FactsStore
+from brain.daemon.facts.store import SqliteFactsStore
 from brain.daemon.stores.facts import FactScope, Order
 from brain.indexer.vault.visibility import Viewer
 from brain.daemon.places import Places
@@ -179,7 +179,7 @@ def test_two_devices_converge_to_the_union_with_no_shared_ids(two_devices):
     for dev in (dev_a, dev_b):
         dev.stop()
     for dev in (dev_a, dev_b):  # a rebuild from the files alone gives the same ids
-        store = FactsStore.for_vault(dev.vault / ".brain", dev.vault.parent / f"{dev.vault.name}.sqlite",
+        store = SqliteFactsStore.for_vault(dev.vault / ".brain", dev.vault.parent / f"{dev.vault.name}.sqlite",
                                      dev.vault.parent / f"{dev.vault.name}.device")
         rows = store.listed(FactScope(include_expired=True, order=Order.ID), Viewer.owner(), None)
         assert {r["id"]: (r["fact"], r["expired_at"] is not None) for r in rows} == views[0]
@@ -187,8 +187,8 @@ def test_two_devices_converge_to_the_union_with_no_shared_ids(two_devices):
     assert all(not alive(d.proc.pid) for d in (dev_a, dev_b))
 
 
-def _store(brain_dir: Path, tmp: Path, device: str) -> FactsStore:
-    return FactsStore.for_vault(brain_dir, tmp / f"{device}.sqlite", tmp / f"{device}.device")
+def _store(brain_dir: Path, tmp: Path, device: str) -> SqliteFactsStore:
+    return SqliteFactsStore.for_vault(brain_dir, tmp / f"{device}.sqlite", tmp / f"{device}.device")
 
 
 def _insert(store, text):
@@ -259,7 +259,7 @@ def test_a_device_whose_slot_another_device_has_takes_a_new_id_before_minting(tm
         {"op": "insert", "id": (1 << 20) + slot, "ts": "2026-01-01T00:00:00.000Z", "fact": "from the other"}) + "\n")
     device_file = tmp_path / "device"
     device_file.write_text(mine + "\n")
-    s = FactsStore.for_vault(brain_dir, tmp_path / "c.sqlite", device_file)
+    s = SqliteFactsStore.for_vault(brain_dir, tmp_path / "c.sqlite", device_file)
     fid = _insert(s, "mine")
     assert s.slot != slot and fid % (1 << 20) == s.slot  # minted in a slot of its own
     assert device_file.read_text().strip() == s.device != mine

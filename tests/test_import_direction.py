@@ -25,12 +25,12 @@ VERSION = ("brain.__version__",)
 MAY_IMPORT = {
     "brain.daemon.protocol": ("brain.daemon.protocol", "brain.indexer"),
     "brain.daemon.stores": ("brain.daemon.stores", "brain.daemon.protocol", "brain.indexer"),
-    # the PostgreSQL backend: the contracts it implements, the vault's files and the policy both page
-    # backends share (page_policy), the facts ranking's policy (its words, fusion and constants in
-    # brain.daemon.facts); never the embedded pages store, nor the rest of the daemon
+    # the PostgreSQL backend: the contracts it implements and the policy it shares with the embedded
+    # stores (facts: brain.daemon.stores.fact_*; pages: brain.indexer.page_policy), the vault's files and
+    # its indexing pass, the vectors; never the embedded stores themselves (brain.indexer.pages,
+    # brain.daemon.facts) nor the rest of the daemon
     "brain.daemon.postgres": ("brain.daemon.postgres", "brain.daemon.stores", "brain.daemon.protocol",
-                              "brain.daemon.facts", "brain.indexer.vault", "brain.indexer.page_policy",
-                              "brain.indexer.embeddings"),
+                              "brain.indexer.vault", "brain.indexer.page_policy", "brain.indexer.embeddings"),
     "brain.daemon.facts": ("brain.daemon.facts", "brain.daemon.stores", "brain.daemon.protocol",
                            "brain.daemon.private_files", "brain.indexer"),
     "brain.daemon.verbs": ("brain.daemon.verbs", "brain.daemon.stores", "brain.daemon.protocol", "brain.daemon.facts", "brain.daemon.llm",
@@ -53,6 +53,11 @@ MAY_IMPORT = {
     "brain.indexer.pages": ("brain.indexer.pages", "brain.indexer.page_policy", "brain.indexer.embeddings",
                             "brain.indexer.vault"),
     "brain.hooks": ("brain.hooks", "brain.cli.route", "brain.daemon.protocol", "brain.indexer", *SHARED),
+    # the top layer: it builds the engines and servers, talks to the daemon and installs the
+    # hooks; a verb is reached only through the dispatcher (by name), never imported
+    "brain.cli": ("brain.cli", "brain.hooks", "brain.daemon.client", "brain.daemon.protocol", "brain.daemon.server",
+                  "brain.daemon.http", "brain.daemon.postgres", "brain.daemon.facts", "brain.daemon.stores",
+                  "brain.daemon.llm", "brain.daemon.conformance", "brain.indexer", *SHARED, *VERSION),
 }
 
 
@@ -89,7 +94,7 @@ _INDEXER_PACKAGES = {p.name for p in (REPO / "indexer").iterdir() if (p / "__ini
 
 def rule_for(module: str) -> str | None:
     """The MAY_IMPORT key governing a module: its daemon package, `brain.daemon` for the shared
-    modules directly under daemon/, else its top-level package (None for the CLI: the top layer)."""
+    modules directly under daemon/, else its top-level package (cli, hooks)."""
     parts = module.split(".")
     if ".".join(parts[:4]) in MAY_IMPORT:   # a sub-package with a rule of its own (stores.postgres)
         return ".".join(parts[:4])
@@ -120,7 +125,7 @@ def violations(files) -> list[str]:
 
 
 def _checked_files():
-    for top in ("daemon", "indexer", "hooks"):
+    for top in ("daemon", "indexer", "hooks", "cli"):
         for f in sorted((REPO / top).rglob("*.py")):
             yield f.relative_to(REPO), f.read_text()
 
@@ -147,19 +152,20 @@ def test_every_daemon_package_has_a_rule_and_a_docstring_saying_what_it_may_impo
 def test_the_rules_catch_a_planted_import():
     """The checker can fail: a server module importing the client side, a verb importing a transport."""
     planted = [
-        (Path("daemon/server/engine.py"), "from ..client.spawn import connect_or_start\n"),
+        (Path("daemon/server/vault_engine.py"), "from ..client.spawn import connect_or_start\n"),
         (Path("daemon/verbs/recall.py"), "def f():\n    from ..server import socket\n"),
         (Path("daemon/protocol/dispatch.py"), "from ..verbs import recall\n"),
-        (Path("daemon/places.py"), "from .facts.store import FactsStore\n"),
+        (Path("daemon/places.py"), "from .facts.store import SqliteFactsStore\n"),
         (Path("indexer/vault/scan.py"), "import brain.daemon.config\n"),
         (Path("indexer/vault/parse.py"), "from ..pages.db import open_db\n"),
         (Path("indexer/embeddings/vectors.py"), "def f():\n    from ..pages import search\n"),
         (Path("daemon/postgres/page_search.py"), "from ...indexer.pages.search import search_pages\n"),
         (Path("hooks/session_start.py"), "from ..daemon.server.usage import UsageLog\n"),
+        (Path("cli/verb_main.py"), "def f():\n    from ..daemon.verbs import recall\n"),
     ]
     found = violations(planted)
     assert [f.split(":")[0] for f in found] == [str(p) for p, _ in planted], found
-    assert violations([(Path("daemon/server/engine.py"), "from ..rendezvous import pid_path\n")]) == []
+    assert violations([(Path("daemon/server/vault_engine.py"), "from ..rendezvous import pid_path\n")]) == []
 
 
 def _runtime_source(source: str) -> str:

@@ -262,10 +262,10 @@ def test_a_turn_rises_with_its_neighbour_of_the_same_session_id_whatever_its_pro
 
 def test_both_backends_list_the_same_facts_in_the_same_order(pg_migrated_dsn, tmp_path):
     """Every scope field and order, over the same writes: the same facts, in the same order."""
-    from brain.daemon.facts.store import FactsStore as EmbeddedFactsStore
+    from brain.daemon.facts.store import SqliteFactsStore
     from brain.daemon.stores.facts import Order
 
-    embedded = EmbeddedFactsStore(tmp_path / "facts.jsonl", tmp_path / "facts.sqlite")
+    embedded = SqliteFactsStore(tmp_path / "facts.jsonl", tmp_path / "facts.sqlite")
     pg = _store(pg_migrated_dsn)
     for store in (embedded, pg):
         ids = [_add(store, f"Fact {i}: Ünïcode TEA {'x' * i}", entity=("people/alice" if i % 3 else None),
@@ -293,6 +293,38 @@ def test_both_backends_list_the_same_facts_in_the_same_order(pg_migrated_dsn, tm
             assert rows(pg) == rows(embedded), scope
             assert pg.count(scope, viewer, 100) == embedded.count(scope, viewer, 100)
     assert pg.counts(WORLD) == embedded.counts(WORLD) and pg.counts(OWNER) == embedded.counts(OWNER)
+    embedded.close()
+    pg.close()
+
+
+def test_both_backends_rank_alike_through_the_one_ranking(pg_migrated_dsn, tmp_path):
+    """One ranking (daemon/stores/fact_ranking.py) over each store's candidates: over the same writes a
+    keyword recall finds the same facts on both backends, in scope, and never one the viewer may not see.
+    (The order among hits may differ: BM25 and ts_rank weigh a fact's length differently.)"""
+    from brain.daemon.facts.store import SqliteFactsStore
+
+    embedded = SqliteFactsStore(tmp_path / "facts.jsonl", tmp_path / "facts.sqlite")
+    pg = _store(pg_migrated_dsn)
+    turns = [("Nadia adopted a grey cat called Mango", "world", "s1"),
+             ("The cat sleeps on the radiator all winter", "world", "s1"),
+             ("Mango hates the vet", "private", "s1"),
+             ("Bob repaired the bike before the race", "world", "s2"),
+             ("Mango turned three last week and the party had cake", "world", "s2")]
+    for store in (embedded, pg):
+        ids = [_add(store, text, visibility=vis, source_session=session, now=f"2024-03-02T10:0{i}:00.000Z")
+               for i, (text, vis, session) in enumerate(turns)]
+        store.expire(ids[1], "moved out")
+    private = ids[2]
+    expected = {("mango", "world", None): {ids[0], ids[4]}, ("mango", "owner", None): {ids[0], ids[2], ids[4]},
+                ("mango", "owner", "s2"): {ids[4]}, ("radiator", "owner", None): set(),
+                ("bike race", "world", None): {ids[3]}, ("zeppelin", "owner", None): set()}
+    for (query, who, session), want in expected.items():
+        viewer = OWNER if who == "owner" else WORLD
+        scope = FactScope(session=session)
+        got = {name: [f.id for f in store.ranked(query, scope, viewer, 10)]
+               for name, store in (("embedded", embedded), ("pg", pg))}
+        assert set(got["embedded"]) == set(got["pg"]) == want, (query, who, session, got)
+        assert who == "owner" or private not in got["pg"]
     embedded.close()
     pg.close()
 
@@ -369,9 +401,9 @@ def test_values_postgresql_text_cannot_hold_are_answered_not_crashed_on(pg_migra
 
 def test_both_backends_find_the_same_neighbours(pg_migrated_dsn, tmp_path):
     """A conversation is its session_id whatever each turn's provenance; without one, its provenance
-    (daemon/facts/neighbours.py). The same writes give the same neighbours on both backends."""
+    (daemon/stores/fact_neighbours.py). The same writes give the same neighbours on both backends."""
     from brain.daemon.facts.neighbours import neighbours as embedded_neighbours
-    from brain.daemon.facts.store import FactsStore as EmbeddedFactsStore
+    from brain.daemon.facts.store import SqliteFactsStore
     from brain.daemon.postgres.facts_search import neighbours as pg_neighbours
 
     # (name, provenance, session_id, entity, minute saved)
@@ -393,7 +425,7 @@ def test_both_backends_find_the_same_neighbours(pg_migrated_dsn, tmp_path):
         return {(names[f], names[n], d) for f, near in neighbours_of(sorted(ids.values())).items()
                 for n, d in (near.items() if isinstance(near, dict) else near)}
 
-    embedded = EmbeddedFactsStore(tmp_path / "facts.jsonl", tmp_path / "facts.sqlite")
+    embedded = SqliteFactsStore(tmp_path / "facts.jsonl", tmp_path / "facts.sqlite")
     pg = _store(pg_migrated_dsn)
     with pg.conn() as conn:
         got = {"embedded": found(embedded, lambda ids: embedded_neighbours(embedded, ids)),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from conftest import call
 
-from brain.daemon.server.engine import Engine
+from brain.daemon.server.vault_engine import VaultEngine
 from vectors_fixtures import minilm, model_engine  # noqa: F401  (fixtures)
 
 
@@ -32,7 +32,7 @@ def filler(engine, caller, n, start=0):
 
 
 def test_relevant_beats_recent(engine, local):
-    # another provenance: the notes are not the target's neighbours (facts/neighbours.py)
+    # another provenance: the notes are not the target's neighbours (stores/fact_neighbours.py)
     target = remember(engine, local, "Caroline went to the LGBTQ support group on Tuesday", provenance="group chat")
     filler(engine, local, 60)  # all newer than the target
     body = recall(engine, local, query="When did Caroline go to the support group?", limit=5)
@@ -107,7 +107,7 @@ def test_fact_dates_are_searchable_words(engine, local):
 
 
 def test_rebuilt_facts_cache_gives_the_same_answers(vault, places, local):
-    e = Engine(vault, places, {}, writer="test")
+    e = VaultEngine(vault, places, {}, writer="test")
     try:
         for text in ("Tom opened a bakery on Linden Street", "Tom's bakery sells rye bread",
                      "Maria trains for a half marathon", "Maria sprained her ankle"):
@@ -122,7 +122,7 @@ def test_rebuilt_facts_cache_gives_the_same_answers(vault, places, local):
         e.close()
     for suffix in ("", "-wal", "-shm"):  # the cache is disposable: drop it whole
         db_path.with_name(db_path.name + suffix).unlink(missing_ok=True)
-    e = Engine(vault, places, {}, writer="test")
+    e = VaultEngine(vault, places, {}, writer="test")
     try:
         assert [ids(recall(e, local, query=q)) for q in questions] == before
     finally:
@@ -130,11 +130,11 @@ def test_rebuilt_facts_cache_gives_the_same_answers(vault, places, local):
 
 
 def test_a_version_1_cache_is_rebuilt_with_the_index(vault, places, local):
-    e = Engine(vault, places, {}, writer="test")
+    e = VaultEngine(vault, places, {}, writer="test")
     fid = remember(e, local, "Priya finished the lighthouse novel")
     e.facts.db.executescript("DROP TABLE facts_fts; UPDATE meta SET value = '1' WHERE key = 'schema_version';")
     e.close()
-    e = Engine(vault, places, {}, writer="test")
+    e = VaultEngine(vault, places, {}, writer="test")
     try:
         assert ids(recall(e, local, query="lighthouse novel")) == [fid]
     finally:

@@ -10,6 +10,7 @@ from vectors_fixtures import minilm  # noqa: F401  (fixture)
 
 from brain.indexer.vault.timestamps import utcnow
 from brain.daemon.protocol.timeparse import parse_iso
+from brain.daemon.verbs import steps
 
 
 def test_inserted_with_null_entity_and_null_valid_until(engine, remote):
@@ -174,9 +175,9 @@ def test_ttl_too_far_or_out_of_range_is_invalid_params(engine, local):
 
 @pytest.mark.model
 def test_remote_similarity_dedup_never_touches_a_private_fact(vault, places, minilm, local, remote):
-    from brain.daemon.server.engine import Engine
+    from brain.daemon.server.vault_engine import VaultEngine
 
-    e = Engine(vault, places, {}, writer="test")
+    e = VaultEngine(vault, places, {}, writer="test")
     try:
         e.load_models(background=False, embedder=minilm)
         args = {"provenance": "t", "entity": "people/zed"}
@@ -192,9 +193,9 @@ def test_remote_similarity_dedup_never_touches_a_private_fact(vault, places, min
 def test_remote_similarity_still_finds_the_world_fact_behind_a_private_one(vault, places, minilm, local, remote):
     # the nearest fact overall is private; a remote write must be compared
     # with the world facts it may see, not dropped after the private match
-    from brain.daemon.server.engine import Engine
+    from brain.daemon.server.vault_engine import VaultEngine
 
-    e = Engine(vault, places, {}, writer="test")
+    e = VaultEngine(vault, places, {}, writer="test")
     try:
         e.load_models(background=False, embedder=minilm)
         args = {"provenance": "t", "entity": "people/zed"}
@@ -202,7 +203,7 @@ def test_remote_similarity_still_finds_the_world_fact_behind_a_private_one(vault
         # stored directly: through remember it would be a duplicate of the world fact
         secret = e.facts.insert(fact="Zed works at Acme Robotics, Berlin", kind="belief", entity_slug="people/zed",
                                 visibility="private", source="t", valid_until=None)
-        e.on_fact_insert(secret, "Zed works at Acme Robotics, Berlin")
+        steps.keep_fact_vector(e, secret, "Zed works at Acme Robotics, Berlin")
         body, err = call(e, "remember", {**args, "fact": "Zed works at Acme Robotics, Berlin"}, remote)
         assert not err and body["status"] == "superseded", body
         assert e.facts.get(int(world["id"]), Viewer.owner())["superseded_by"] == int(body["id"])

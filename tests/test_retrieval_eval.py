@@ -43,7 +43,7 @@ def test_keyword_only_smoke_slice_holds_its_floor_beside_the_textbook():
 
 def test_turns_remembered_each_with_its_own_provenance_rank_as_one_per_session():
     # agents remember turn by turn: each turn its own provenance, the session as session_id;
-    # the conversation still holds together (daemon/facts/neighbours.py), so nothing is lost
+    # the conversation still holds together (daemon/stores/fact_neighbours.py), so nothing is lost
     lines = run_eval("--mode", "keyword", "--provenance", "both", "--no-baselines")
     session, turn = lines[("conversational", "keyword")], lines[("conversational", "keyword/turn")]
     assert turn["n"] == session["n"] >= 50

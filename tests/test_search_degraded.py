@@ -9,7 +9,7 @@ import pytest
 from conftest import call
 from indexer_fixtures import write
 
-from brain.daemon.server.engine import Engine
+from brain.daemon.server.vault_engine import VaultEngine
 from brain.indexer.embeddings.search_modes import CAUSE_TEXT, KEYWORD_ONLY, degraded_text
 from vectors_fixtures import minilm  # noqa: F401  (fixture)
 
@@ -29,7 +29,7 @@ def recall(engine, caller, query):
 
 def test_without_a_model_in_this_process_the_cause_says_so(vault, places, remote):
     seed(vault)
-    e = Engine(vault, places, {}, writer="test")
+    e = VaultEngine(vault, places, {}, writer="test")
     try:
         e.attach_index()
         body = recall(e, remote, "Orbital Ventures")
@@ -44,7 +44,7 @@ def test_without_a_model_in_this_process_the_cause_says_so(vault, places, remote
 
 def test_embeddings_off_is_its_own_cause(vault, places, remote):
     seed(vault)
-    e = Engine(vault, places, {"embeddings.enabled": False}, writer="test")
+    e = VaultEngine(vault, places, {"embeddings.enabled": False}, writer="test")
     try:
         e.attach_index()
         e.load_models()
@@ -69,7 +69,7 @@ def test_a_loaded_model_with_vectors_still_building_says_vectors_building(vault,
         first_batch.set()
         release.wait(60)
 
-    e = Engine(vault, places, {}, writer="test")
+    e = VaultEngine(vault, places, {}, writer="test")
     e.attach_index()
     loader = e.load_models(background=True, embedder=minilm, start_after=start,
                            progress=hold_after_first_batch)

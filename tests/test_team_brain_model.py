@@ -31,12 +31,6 @@ def test_a_front_end_ranks_by_meaning_and_dedups_across_front_ends(tmp_path, pla
         engine.load_models(background=False, embedder=minilm)
         engines.append(engine)
     a, b = engines
-    # everything a verb may use of an engine is there (the page tables' SQLite connection aside:
-    # daemon/stores/engine.py keeps it only until every read goes through `pages`)
-    from brain.daemon.stores.engine import Engine
-
-    declared = [n for n in vars(Engine) if not n.startswith("_")]
-    assert [n for n in declared if not hasattr(a, n)] == ["page_db"]
     try:
         body, err = call(a, "recall", {"query": "someone who constructs things"}, remote)
         assert not err, body

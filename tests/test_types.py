@@ -1,5 +1,5 @@
-"""mypy over the store contracts and the page policy (strict), the verbs and the embedded pages store
-(docs/architecture.md, "Stores").
+"""mypy over the store contracts and the page policy (strict), the verbs and the embedded pages store,
+and both engines against the Engine contract (docs/architecture.md, "Stores").
 
 The package maps folders to names (pyproject.toml, package-dir: `daemon/` is
 `brain.daemon`), which mypy cannot see through an editable install's import
@@ -24,6 +24,8 @@ REPO = Path(__file__).resolve().parents[1]
 LAYOUT = {"brain_pkg": "brain", "daemon": "brain/daemon", "indexer": "brain/indexer"}
 # with the embedded pages store and the page policy both page backends share (strict)
 CHECKED = ("brain.daemon.stores", "brain.daemon.verbs", "brain.indexer.pages", "brain.indexer.page_policy")
+# assigns each engine to the contract; checked beside the packages, reported on its own lines
+ENGINES_CHECK = "engine_contract_check.py"
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +36,7 @@ def mypy_cache(tmp_path_factory) -> Path:
 def lay_out(root: Path) -> Path:
     for folder, target in LAYOUT.items():
         shutil.copytree(REPO / folder, root / target, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "tests" / ENGINES_CHECK, root / ENGINES_CHECK)
     return root
 
 
@@ -43,10 +46,12 @@ def run_mypy(root: Path, cache: Path) -> tuple[int, list[str]]:
            "--no-error-summary", "--show-error-codes"]
     for package in CHECKED:
         cmd += ["-p", package]
+    cmd += ["-m", ENGINES_CHECK.removesuffix(".py")]   # a module on MYPYPATH: mypy takes no files beside -p
     # the laid-out copy first, before any installed brain (MYPYPATH wins over site-packages)
     env = {**os.environ, "MYPYPATH": str(root)}
     done = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=300)
     back = {f"{target}/": f"{folder}/" for folder, target in LAYOUT.items() if folder != "brain_pkg"}
+    back[ENGINES_CHECK] = f"tests/{ENGINES_CHECK}"
     lines = []
     for line in (done.stdout + done.stderr).splitlines():
         for staged, source in back.items():
@@ -81,3 +86,23 @@ def test_the_contracts_are_checked_strictly_and_the_verbs_are_checked(tmp_path, 
     assert any(e.startswith("daemon/stores/engine.py") and "[no-untyped-def]" in e for e in errors), lines
     assert any(e.startswith("daemon/verbs/forget.py") and '"Engine" has no attribute "planted_attribute"' in e
                for e in errors), lines
+
+
+def engines_errors(lines: list[str]) -> list[str]:
+    return [line for line in held_errors(lines) if line.startswith(f"tests/{ENGINES_CHECK}")]
+
+
+def test_both_engines_satisfy_the_engine_contract(tmp_path, mypy_cache):
+    _code, lines = run_mypy(lay_out(tmp_path), mypy_cache)
+    assert engines_errors(lines) == [], "\n".join(lines)
+
+
+def test_an_engine_missing_a_declared_member_fails_the_contract(tmp_path, mypy_cache):
+    """The check can fail: a front end's engine without `label` is no Engine."""
+    root = lay_out(tmp_path)
+    source = root / "brain/daemon/server/store_engine.py"
+    text = source.read_text()
+    assert "        self.label = label" in text
+    source.write_text(text.replace("        self.label = label", "        self.named = label"))
+    _code, lines = run_mypy(root, mypy_cache)
+    assert any("a_front_ends_engine" in line or "StoreEngine" in line for line in engines_errors(lines)), lines

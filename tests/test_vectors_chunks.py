@@ -9,6 +9,7 @@ import pytest
 from brain.indexer.pages.db import open_db
 from brain.indexer.embeddings.vector_files import SIDECAR
 from brain.indexer.embeddings.vectors import ChunkVectors
+from brain.indexer.pages.chunk_rows import ChunkRows
 from vectors_fixtures import ChunkTable, minilm  # noqa: F401  (minilm is a fixture)
 
 pytestmark = pytest.mark.model
@@ -34,7 +35,7 @@ def table(tmp_path):
 
 
 def open_vectors(table, tmp_path, embedder, **kw) -> ChunkVectors:
-    v = ChunkVectors(table.db, tmp_path / "cache", embedder, **kw)
+    v = ChunkVectors(ChunkRows(table.db), tmp_path / "cache", embedder, **kw)
     v.build()
     return v
 
@@ -59,7 +60,7 @@ def test_paraphrase_without_shared_words_finds_the_page(table, tmp_path, minilm)
 
 def test_restart_embeds_nothing_and_serves_the_same(table, tmp_path, minilm):
     seen = []
-    v = ChunkVectors(table.db, tmp_path / "cache", minilm)
+    v = ChunkVectors(ChunkRows(table.db), tmp_path / "cache", minilm)
     v.build(progress=lambda done, total: seen.append((done, total)))
     n = len(table.distinct_hashes())
     assert v.embedded == n and len(v) == n

@@ -9,7 +9,7 @@ import pytest
 from conftest import call
 from indexer_fixtures import page, wait_for, write
 
-from brain.daemon.server.engine import Engine
+from brain.daemon.server.vault_engine import VaultEngine
 from vectors_fixtures import minilm  # noqa: F401  (fixture)
 from brain.indexer.vault.visibility import Viewer
 
@@ -24,7 +24,7 @@ def live(vault, places, minilm):  # noqa: F811
     write(vault, "people/tom-ng.md", "# Tom Ng\nTom repairs sailing boats at the harbour. Knows [[maria-lopez]].\n")
     for i in range(30):
         write(vault, f"archive/old-{i:02}.md", f"# Old {i}\nLedger line {i} about quarterly invoices.\n")
-    e = Engine(vault, places, {}, writer="test")
+    e = VaultEngine(vault, places, {}, writer="test")
     e.attach_index(watch=True)
     e.load_models(background=False, embedder=minilm)
     yield e

@@ -9,7 +9,7 @@ import threading
 import pytest
 from conftest import call
 
-from brain.daemon.server.engine import Engine
+from brain.daemon.server.vault_engine import VaultEngine
 from vectors_fixtures import minilm, model_engine  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.model
@@ -84,7 +84,7 @@ def test_other_entities_are_not_candidates(model_engine, local):
 
 
 def test_facts_saved_while_loading_are_embedded_when_ready(vault, places, minilm, local):
-    e = Engine(vault, places, {}, writer="test")
+    e = VaultEngine(vault, places, {}, writer="test")
     try:
         gate = threading.Event()
         loader = e.load_models(background=True, start_after=gate, embedder=minilm)
@@ -102,14 +102,14 @@ def test_facts_saved_while_loading_are_embedded_when_ready(vault, places, minilm
 
 
 def test_a_vector_not_yet_written_at_stop_is_made_at_the_next_start(vault, places, minilm, local):
-    e = Engine(vault, places, {}, writer="test")
+    e = VaultEngine(vault, places, {}, writer="test")
     e.load_models(background=False, embedder=minilm)
     gate = threading.Event()
     e.fact_vectors._writer.submit(gate.wait, 60)  # the writer is busy when the daemon stops
     fid = int(remember(e, local, "Alice keeps bees on her roof")["id"])
     threading.Timer(0.2, gate.set).start()
     e.close()  # the queued write is dropped, not waited for
-    e = Engine(vault, places, {}, writer="test")
+    e = VaultEngine(vault, places, {}, writer="test")
     try:
         with e.facts.lock:
             assert e.facts.db.execute("SELECT COUNT(*) FROM fact_vectors WHERE id = ?", [fid]).fetchone()[0] == 0
@@ -122,7 +122,7 @@ def test_a_vector_not_yet_written_at_stop_is_made_at_the_next_start(vault, place
 
 
 def test_rebuilt_facts_cache_gets_its_vectors_back(vault, places, minilm, local):
-    e = Engine(vault, places, {}, writer="test")
+    e = VaultEngine(vault, places, {}, writer="test")
     e.load_models(background=False, embedder=minilm)
     first = remember(e, local, "Alice prefers morning meetings")
     remember(e, local, "Alice lives in Berlin")
@@ -132,7 +132,7 @@ def test_rebuilt_facts_cache_gets_its_vectors_back(vault, places, minilm, local)
     for suffix in ("", "-wal", "-shm"):  # the cache is disposable: drop it whole
         db_path.with_name(db_path.name + suffix).unlink(missing_ok=True)
 
-    e = Engine(vault, places, {}, writer="test")
+    e = VaultEngine(vault, places, {}, writer="test")
     try:
         assert e.facts.counts(Viewer.owner())["facts"] == 3  # same facts, same ids, from the log
         texts = minilm.texts
@@ -156,7 +156,7 @@ def test_vectors_from_another_model_are_not_trusted(model_engine, local):
 
 
 def test_embeddings_disabled_keeps_dedup_degraded(vault, places, local):
-    e = Engine(vault, places, {"embeddings.enabled": False}, writer="test")
+    e = VaultEngine(vault, places, {"embeddings.enabled": False}, writer="test")
     try:
         loader = e.load_models(background=True)
         assert loader.state == "off" and e.embedder is None

@@ -8,7 +8,7 @@ import pytest
 from conftest import call
 from indexer_fixtures import write
 
-from brain.daemon.server.engine import Engine
+from brain.daemon.server.vault_engine import VaultEngine
 from vectors_fixtures import minilm  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.model
@@ -33,7 +33,7 @@ def seed(vault):
 
 
 def open_engine(vault, places, minilm, background=False, **kw):
-    e = Engine(vault, places, {}, writer="test")
+    e = VaultEngine(vault, places, {}, writer="test")
     e.attach_index()
     loader = e.load_models(background=background, embedder=minilm, **kw)
     return e, loader
@@ -64,7 +64,7 @@ def test_paraphrase_finds_a_page_sharing_no_word(hybrid, remote):
 def test_keyword_only_cannot_find_the_paraphrase(vault, places, remote):
     # the control for the test above: without vectors the page is out of reach
     seed(vault)
-    e = Engine(vault, places, {}, writer="test")
+    e = VaultEngine(vault, places, {}, writer="test")
     try:
         e.attach_index()
         body = recall(e, remote, PARAPHRASE)

@@ -55,9 +55,9 @@ def minilm():
 @pytest.fixture
 def model_engine(vault, places, minilm):
     """An engine with the real model loaded, before the test runs."""
-    from brain.daemon.server.engine import Engine
+    from brain.daemon.server.vault_engine import VaultEngine
 
-    e = Engine(vault, places, {}, writer="test")
+    e = VaultEngine(vault, places, {}, writer="test")
     e.load_models(background=False, embedder=minilm)
     yield e
     e.close()

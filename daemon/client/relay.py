@@ -258,9 +258,9 @@ class Relay:
                 return True
             except (OSError, RuntimeError, ValueError) as e:  # RuntimeError: the daemon failed to start
                 last = e
-                sock = self.sock
-                if sock is not None:
-                    self._drop(sock)
+                held = self.sock
+                if held is not None:
+                    self._drop(held)
             if time.monotonic() >= deadline:
                 _say(f"cannot reach the daemon: {str(last).splitlines()[0] if str(last) else last!r}")
                 return False

@@ -28,10 +28,14 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from typing import TYPE_CHECKING
 
 from ..protocol.caller import IDEMPOTENCY_META
 from ..protocol.version import MCP_PROTOCOL_VERSION
 from .call_keys import CallKeys, fresh_key, wants_key
+
+if TYPE_CHECKING:  # loaded when the first https connection opens
+    import ssl
 
 UNAUTHORIZED = -32001  # JSON-RPC server error: the remote refused the credential
 CALL_GRACE_S = 600.0  # after the host closes stdin, how long its last calls may still take
@@ -62,7 +66,9 @@ class HttpMcp:
         proxies = urllib.request.getproxies()
         req = urllib.request.Request(url)
         if proxies.get(req.type) and not urllib.request.proxy_bypass(req.host):
-            self._pool, self._opener = None, urllib.request.build_opener(urllib.request.ProxyHandler(proxies))
+            self._pool: _Pool | None = None
+            self._opener: urllib.request.OpenerDirector | None = urllib.request.build_opener(
+                urllib.request.ProxyHandler(proxies))
         else:
             self._pool, self._opener = _Pool(url), None
 
@@ -85,9 +91,11 @@ class HttpMcp:
         try:
             if self._pool is not None:
                 return self._pool.exchange(method, data, self._headers(), timeout_s, answer)
+            opener = self._opener
+            assert opener is not None   # __init__ sets one of the pool and the opener
             req = urllib.request.Request(self.url, data=data, method=method, headers=self._headers())
             try:
-                resp = self._opener.open(req, timeout=timeout_s)
+                resp = opener.open(req, timeout=timeout_s)
             except urllib.error.HTTPError as e:
                 raise _http_error(self.url, e.code) from None
             with resp:
@@ -183,7 +191,7 @@ class _Pool:
         self.max_idle_s = self.REUSE_IDLE_S
         self._idle: list[tuple[http.client.HTTPConnection, float]] = []  # (connection, idle since)
         self._lock = threading.Lock()
-        self._tls = None
+        self._tls: ssl.SSLContext | None = None
 
     def _open(self, timeout_s: float) -> http.client.HTTPConnection:
         if not self.https:

@@ -23,7 +23,7 @@ def stop_daemon(places, vault: Path, timeout: float = STOP_TIMEOUT_S) -> str:
     vault = Path(vault).expanduser().resolve()
     info = read_pid_file(places, vault) or {}
     pid = info.get("pid")
-    if not daemon_pid_alive(pid):
+    if not isinstance(pid, int) or not daemon_pid_alive(pid):
         # clean up what a crashed daemon left behind
         pid_path(places, vault).unlink(missing_ok=True)
         sock_path = places.socket_path(vault)

@@ -1,6 +1,7 @@
 """Facts: the append-only log in the vault (`log`, the record), the SQLite
-projection rebuilt from it (`store`), its full-text search (`search`) and the
-date words a fact is found by (`dates`).
+projection rebuilt from it (`store`, `SqliteFactsStore`) and what the shared
+ranking reads of it (`search`): the embedded implementation of the facts contract; the policy it shares with the
+PostgreSQL store (`daemon/stores/fact_*`) lives at the contracts floor.
 
 May import: the protocol core, the store contracts it implements, `brain.indexer`,
 `brain.daemon.private_files`.

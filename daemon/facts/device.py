@@ -16,6 +16,7 @@ import os
 import re
 import secrets
 import socket
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 from ...indexer.vault.atomic_files import write_atomic
@@ -62,7 +63,7 @@ def _bind(device_file: Path, device: str, machine: str) -> None:
     write_atomic(binding_file(device_file), data.encode(), mode=0o600)
 
 
-def device_id(device_file: Path, avoid_slots: set[int] = frozenset(), renew: bool = False,
+def device_id(device_file: Path, avoid_slots: AbstractSet[int] = frozenset(), renew: bool = False,
               machine: str | None = None) -> tuple[str, bool]:
     """(this machine's device id for a vault, whether it was just drawn because the old one was
     bound elsewhere).

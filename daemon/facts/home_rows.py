@@ -1,6 +1,6 @@
 """The facts table's side of entity identity: each fact's home page kept current, and moves logged.
 
-A mixin of FactsStore (store.py), which brings `db`, `lock`, `_write` and
+A mixin of SqliteFactsStore (store.py), which brings `db`, `lock`, `_write` and
 `catch_up`. The projection files every fact under the page its filed name
 means now (facts/homes.py says how); this keeps that true when the logs gain a
 fact or a move, and when the vault's pages change (the daemon calls

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from ...indexer.vault.atomic_files import fsync_dir
@@ -112,7 +113,7 @@ class FactsLog:
         self.set_aside.append(tail)
         log.warning("facts log ended in a torn line (%d bytes, never acknowledged); kept it in %s", len(tail), aside)
 
-    def append(self, records: list[dict], before: list[bytes] = ()) -> tuple[int, bytes]:
+    def append(self, records: list[dict], before: Sequence[bytes] = ()) -> tuple[int, bytes]:
         """Append records (after the whole lines `before`, copied as they are) durably;
         returns where they start and the bytes written."""
         if self._fd is None:

@@ -15,12 +15,15 @@ from pathlib import Path
 
 import hashlib
 import logging
+import sqlite3
 import threading
 import time
+from typing import TYPE_CHECKING
 
-from .dates import date_words
+from ..stores.fact_dates import date_words
+from ..stores.fact_scope import COLUMNS, normalize_text
 from .ids import claimed_in, derived_id, line_digest
-from .schema import BAD_RECORD, COLUMNS, normalize_text
+from .schema import BAD_RECORD
 from .sources import Source
 
 log = logging.getLogger("brain.facts")
@@ -46,7 +49,19 @@ class LogShrank(OSError):
 
 
 class Projection:
-    """Mixin of FactsStore, which brings `db`, `lock`, `sources()` and `rebuild()`."""
+    """Mixin of SqliteFactsStore, which brings `db`, `lock`, `sources()` and `rebuild()`."""
+
+    db: sqlite3.Connection
+    lock: threading.RLock
+
+    if TYPE_CHECKING:
+        def sources(self) -> list[Source]: ...  # store.py
+
+        def rebuild(self) -> int: ...  # store.py
+
+        def settle_homes(self) -> None: ...  # home_rows.py
+
+        def _home_now(self, filed: str | None) -> str | None: ...  # home_rows.py
 
     def _projection_state(self) -> None:
         self.bad_lines: list[tuple[int, str]] = []

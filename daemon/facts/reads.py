@@ -1,6 +1,6 @@
 """The facts store's reads: every one takes the viewer it is for and filters inside (docs/architecture.md, "Stores").
 
-A mixin of `FactsStore` (store.py), which brings `db`, `lock`, `refresh()`,
+A mixin of `SqliteFactsStore` (store.py), which brings `db`, `lock`, `refresh()`,
 `catch_up()`, `bad_lines` and, once the model has loaded, `vectors`.
 """
 
@@ -9,24 +9,24 @@ from __future__ import annotations
 import sqlite3
 import threading
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
-from ...indexer.vault.timestamps import now_iso
 from ...indexer.vault.visibility import Viewer
-from ..stores.facts import Fact, FactCounts, FactScope
-from .schema import COLUMNS
-from .scope_sql import ORDER_SQL, SqlArgs, clauses, hides_private
+from ..stores.fact_reads import ReadsByScope
+from ..stores.fact_ranking import in_rank_order, rank_facts
+from ..stores.fact_scope import SqlArgs, active, hides_private, visibility, where_sql
+from ..stores.facts import Fact, FactCounts, FactScope, Order
+from .rows import marks, select
+from .scope_sql import ORDER_SQL, SQLITE, clauses
+from .search import CacheCandidates
 
 if TYPE_CHECKING:
     from ..stores.vectors import FactVectorsStore
 
 
-def as_fact(row: Sequence[object]) -> Fact:
-    """A `facts` row read with COLUMNS as a Fact (the columns are the fields, in order)."""
-    return Fact(*row)  # type: ignore[arg-type]
-
-
-class FactReads:
+class FactReads(ReadsByScope):
+    scope_sql = SQLITE
+    order_sql = ORDER_SQL
     db: sqlite3.Connection
     lock: threading.RLock
     bad_lines: list[tuple[int, str]]
@@ -38,58 +38,37 @@ class FactReads:
         def catch_up(self) -> int: ...  # projection.py
 
     def select(self, where: list[str], args: SqlArgs, order: str, limit: int | None) -> list[Fact]:
-        """Facts matching every clause, in `order`: for this package's modules only (the
-        clauses come from scope_sql.py, the order from its ORDER_SQL)."""
+        """Facts matching every clause, in `order`, as the logs say now: for this package's modules
+        only (the clauses come from scope_sql.py, the order from its ORDER_SQL)."""
         self.refresh()
-        sql = f"SELECT {COLUMNS} FROM facts"
-        if where:
-            sql += " WHERE " + " AND ".join(f"({c})" for c in where)
-        sql += f" ORDER BY {order}"
-        params = list(args)
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(limit)
-        with self.lock:
-            cur = self.db.cursor()
-            cur.row_factory = None  # plain tuples: a Fact is built from each (sqlite3.Row costs twice as much)
-            return [as_fact(r) for r in cur.execute(sql, params).fetchall()]
-
-    def get(self, fid: int, viewer: Viewer) -> Fact | None:
-        self.refresh()
-        sql = f"SELECT {COLUMNS} FROM facts WHERE id=?" + (" AND visibility = 'world'" if hides_private(viewer) else "")
-        with self.lock:
-            row = self.db.execute(sql, (fid,)).fetchone()
-        return as_fact(row) if row else None
-
-    def listed(self, scope: FactScope, viewer: Viewer, limit: int | None) -> list[Fact]:
-        where, args = clauses(scope, viewer)
-        return self.select(where, args, ORDER_SQL[scope.order], limit)
+        return select(self, where, args, order, limit)
 
     def ranked(self, query: str, scope: FactScope, viewer: Viewer, limit: int) -> list[Fact]:
-        from .search import rank_facts
-
-        return rank_facts(self, self.vectors, query, scope, viewer, limit)
+        self.refresh()
+        where, args = clauses(scope, viewer)
+        ids = rank_facts(CacheCandidates(self, self.vectors, where, args, scope.narrows()), self.vectors, query, limit)
+        if not ids:
+            return []
+        return in_rank_order(select(self, [*where, f"id IN ({marks(ids)})"], [*args, *ids], ORDER_SQL[Order.ID], None),
+                             ids)
 
     def count(self, scope: FactScope, viewer: Viewer, cap: int) -> int:
         where, args = clauses(scope, viewer)
-        sql = "SELECT COUNT(*) FROM (SELECT 1 FROM facts"
-        if where:
-            sql += " WHERE " + " AND ".join(f"({c})" for c in where)
+        sql = f"SELECT COUNT(*) FROM (SELECT 1 FROM facts{where_sql(where)} LIMIT ?)"
         self.refresh()
         with self.lock:
-            n: int = self.db.execute(sql + " LIMIT ?)", [*args, cap]).fetchone()[0]
+            n: int = self.db.execute(sql, [*args, cap]).fetchone()[0]
         return n
 
     def counts(self, viewer: Viewer) -> FactCounts:
-        world = " AND visibility = 'world'" if hides_private(viewer) else ""
+        world = visibility(viewer)
+        live, now = active(SQLITE)
         self.refresh()
         with self.lock:
-            total = self.db.execute("SELECT COUNT(*) FROM facts WHERE 1=1" + world).fetchone()[0]
-            active = self.db.execute(
-                "SELECT COUNT(*) FROM facts WHERE expired_at IS NULL AND (valid_until IS NULL OR valid_until > ?)"
-                + world, (now_iso(),),
-            ).fetchone()[0]
-        return {"facts": total, "active_facts": active, "bad_log_lines": len(self.bad_lines)}
+            total: int = self.db.execute(f"SELECT COUNT(*) FROM facts{where_sql(world)}").fetchone()[0]
+            active_n: int = self.db.execute(f"SELECT COUNT(*) FROM facts{where_sql([*live, *world])}",
+                                            now).fetchone()[0]
+        return {"facts": total, "active_facts": active_n, "bad_log_lines": len(self.bad_lines)}
 
     def by_call_key(self, key: str, viewer: Viewer) -> Fact | None:
         with self.lock:

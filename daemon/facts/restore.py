@@ -14,8 +14,12 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+import threading
+from typing import TYPE_CHECKING, Any, Callable
 
+from .acked import AckJournal
 from .ids import line_digest
+from .log import FactsLog
 from ..protocol.errors import Unavailable
 from ...indexer.vault.timestamps import now_iso
 
@@ -26,7 +30,16 @@ _IDS_SHOWN = 20
 
 
 class Restorer:
-    """Mixin of FactsStore, which brings `db`, `lock`, `journal`, `_write` and `full_projections`."""
+    """Mixin of SqliteFactsStore, which brings `db`, `lock`, `journal`, `_write` and `full_projections`."""
+
+    db: sqlite3.Connection
+    lock: threading.RLock
+    journal: AckJournal | None
+    log: FactsLog
+    full_projections: int
+
+    if TYPE_CHECKING:
+        def _write(self, build: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]: ...  # store.py
 
     _acks_checked = -1  # the value of full_projections when the journal was last compared with the logs
 

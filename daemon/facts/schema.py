@@ -1,11 +1,9 @@
-"""The facts projection's tables (`facts.sqlite`) and the filters every query shares."""
+"""The facts projection's tables (`facts.sqlite`)."""
 
 from __future__ import annotations
 
-import re
 import sqlite3
 
-from ...indexer.vault.timestamps import now_iso
 
 # 2: facts_fts, the keyword index over fact text; 3: several logs, claimed ids, the line each fact came from;
 # 4: call_keys; 5: a fact's date words hold the days its text names relative to its own ("last Saturday");
@@ -77,33 +75,10 @@ CREATE TABLE IF NOT EXISTS fact_vectors (
 );
 """
 
-COLUMNS = (
-    "id, fact, kind, entity_slug, visibility, source, source_session, context, confidence, "
-    "notability, valid_from, valid_until, created_at, expired_at, expire_reason, superseded_by"
-)
-
 # what a record whose fields have the wrong shape raises when applied
 BAD_RECORD = (KeyError, TypeError, ValueError, OverflowError,
                sqlite3.InterfaceError, sqlite3.ProgrammingError, sqlite3.IntegrityError)
 
 
-def normalize_text(text: str) -> str:
-    """What makes two facts 'the same text': case and whitespace ignored."""
-    return re.sub(r"\s+", " ", text).strip().lower()
-
-
-def contains_ci(text, needle) -> bool:
+def contains_ci(text: object, needle: object) -> bool:
     return isinstance(text, str) and isinstance(needle, str) and needle.lower() in text.lower()
-
-
-def scope_clauses(where: list[str], args: list, active_only: bool, world_only: bool,
-                  now: str | None = None) -> tuple[list[str], list]:
-    """`where` plus the common filters (active, world-visible) as SQL clauses over `facts`."""
-    clauses = list(where)
-    params = list(args)
-    if active_only:
-        clauses.append("expired_at IS NULL AND (valid_until IS NULL OR valid_until > ?)")
-        params.append(now or now_iso())
-    if world_only:
-        clauses.append("visibility = 'world'")
-    return clauses, params

@@ -1,300 +1,122 @@
-"""Facts ranked by what they say (docs/protocol.md §3.1, recall with a query).
-
-Two arms, combined by score (docs/architecture.md, "Facts ranking"):
+"""What facts ranking reads from the facts cache: the candidates of the ranking both facts stores
+share (daemon/stores/fact_ranking.py; docs/architecture.md, "Facts ranking"), in SQLite.
 
 - keyword: BM25 over `facts_fts` (SQLite FTS5 in the facts cache, Porter
   stemming), which holds each fact's text and its date words
-  (`dates.py`). It lives in the same database and is written in the
-  same transaction as the facts row, so a fact is searchable the moment
-  `remember` returns and a cache rebuild recreates it from the log; every
-  filter (scope, active, world-only, grep) is SQL applied before the limit,
-  so a remote caller's ranking never touches a private row. With vectors,
-  a word in most facts (a speaker's name opening every turn) is left out of it.
-- vector: cosine to the fact vectors (`indexer/embeddings/fact_vectors.py`) once the
-  embedding model has loaded; with such a common word in the question, to
-  the mean of the question's vector and that of the question without it.
+  (`stores/fact_dates.py`). It lives in the same database and is written in
+  the same transaction as the facts row, so a fact is searchable the moment
+  `remember` returns and a cache rebuild recreates it from the log.
+- vector: cosine to the fact vectors (`indexer/embeddings/fact_vectors.py`)
+  once the embedding model has loaded.
 
-A fact's own score is its cosine plus a share of its BM25, cut down when
-the fact says little (a few content words: "how's Sam" shares the
-question's one rare word and would win on it). Its score is that plus a
-share of its best neighbour's own score (`neighbours.py`: the turns up to
-two before or after it in the same conversation, the nearer lending more),
-so a turn that only points at its subject ("look at this!", "Mango" two
-turns after "she renamed the cat") rises with the turn that names it.
-A fact is returned only when it
-or a neighbour matched (a keyword hit, or a cosine at or above
-VECTOR_FLOOR): a query that matches nothing returns nothing.
+Every filter (scope, active, world-only, grep) is SQL applied before the
+limit, so a remote caller's ranking never touches a private row.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-import numpy as np
-
-from .dates import query_date_words
+from ..stores.fact_neighbours import both_ways
+from ..stores.fact_ranking import COMMON_WINDOW, DATE_WEIGHT, TEXT_WEIGHT, common_cap, common_in
+from ..stores.fact_scope import SqlArgs, where_sql
 from .neighbours import neighbours
-from .scope_sql import ORDER_SQL, clauses as scope_clauses
-from ...indexer.vault.timestamps import utcnow
-from ...indexer.vault.visibility import Viewer
-from ..stores.facts import Fact, FactScope, Order
+from .rows import Cache, marks
 
 if TYPE_CHECKING:
-    from ..stores.vectors import FactVectorsStore
-    from .reads import FactReads
+    from ..stores.vectors import FactVectorsStore, Vector
 
-DEPTH = 50             # candidates each arm contributes to the fusion
 SCOPE_CAP = 20_000     # most facts a scoped vector search scores
-MAX_TERMS = 32
-# cosine a vector-only hit needs: `bench/retrieval_eval.py --calibrate` (Youden's J over evidence
-# turns vs. the nearest turn of unanswerable questions) said 0.55 on the project's own set; 0.4
-# keeps that set's unanswerable questions as empty and finds more answers on the tune set
-VECTOR_FLOOR = 0.4
-TEXT_WEIGHT, DATE_WEIGHT = 1.0, 0.3
-# chosen on bench/data/hard/conv_a.md (`bench/retrieval_eval.py --set hard-tune`), never on the report set
-KEYWORD_SHARE = 0.3     # weight of the BM25 (relative to the best keyword hit) beside the cosine
-NEIGHBOUR_SHARE = 0.5   # share of the best neighbour's score a fact adds to its own ...
-DISTANCE_DECAY = 0.5    # ... times this for each turn further away (neighbours.WINDOW turns at most)
-SAYS_LITTLE = 5         # a fact with n < this many content words keeps n / SAYS_LITTLE of its own score
-NEIGHBOUR_FLOOR = 0.15  # cosine a fact that matched nothing itself needs to come with a neighbour
-COMMON_SHARE = 0.2      # a word in more than this share of the facts' text is left out of the keyword arm
-COMMON_MIN_FACTS = 20   # ... once there are enough facts to say
-COMMON_WINDOW = 2000    # ... counted among the latest this many facts
-
-STOPWORDS = frozenset("""
-a about after again all also am an and any are as at be been before being both but by can could did do does
-doing done for from had has have having he her here hers him his how i if in into is it its itself just me
-more most my no nor not now of off on once only or other our ours out over own same she should so some such
-than that the their theirs them then there these they this those through to too under until up very was we
-were what when where which while who whom why will with would you your yours s t d ll m re ve tell know
-""".split())
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-
-def content_words(query: str) -> list[str]:
-    """The query's content words and the words of the dates it names, lower-cased, each once."""
-    words: list[str] = []
-    for w in _WORD.findall(f"{query} {query_date_words(query, utcnow().date())}".lower()):
-        w = w.strip("_")
-        if w and w not in STOPWORDS and w not in words:
-            words.append(w)
-            if len(words) >= MAX_TERMS:
-                break
-    return words
-
-
-def _common(store, words: list[str], clauses: list[str], params: list) -> list[str]:
-    """The words in more than COMMON_SHARE of the text of the latest COMMON_WINDOW facts in
-    scope. A name that opens every turn of a conversation ("Tom: ...") matches half the
-    facts: on its own it would rank any turn of Tom's above the one that answers (BM25's IDF
-    only damps it; the sentence vector of a short turn is mostly the name). Counted among
-    the facts the caller may see only, so what a remote caller gets never depends on a
-    private fact; among the latest ones, so the count costs the same at any size."""
-    with store.lock:
-        # the window by save time: ids are minted per device (docs/architecture.md, "Fact ids"),
-        # so the latest facts are not the highest ids
-        scope = " AND ".join(f"({c})" for c in clauses) or "1"
-        row = store.db.execute(f"SELECT created_at FROM facts WHERE {scope} ORDER BY created_at DESC, id DESC "
-                               "LIMIT 1 OFFSET ?", [*params, COMMON_WINDOW - 1]).fetchone()
-        window = ["facts.created_at >= ?"] if row else []
-        where = " AND ".join(window + [f"({c})" for c in clauses]) or "1"
-        args = ([row[0]] if row else []) + list(params)
-        total = store.db.execute(f"SELECT COUNT(*) FROM facts WHERE {where}", args).fetchone()[0]
-        if total < COMMON_MIN_FACTS:
-            return []
-        cap = int(total * COMMON_SHARE) + 1
-        sql = (f"SELECT COUNT(*) FROM (SELECT 1 FROM facts_fts JOIN facts ON facts.id = facts_fts.rowid "
-               f"WHERE facts_fts MATCH ? AND {where} LIMIT ?)")
-        return [w for w in words if store.db.execute(sql, [f'text : "{w}"', *args, cap]).fetchone()[0] >= cap]
-
-
-def keyword_expression(words: list[str], common: list[str]) -> str | None:
-    """The FTS5 query: the words not in `common` (all of them when every word is common)."""
-    words = [w for w in words if w not in common] or words
-    return " OR ".join(f'"{w}"' for w in words) if words else None
-
-
-def query_vector(vectors, query: str, common: list[str]):
-    """The query's vector; with common words, the mean of it and the vector of the query
-    without them, so a name in every turn weighs half as much in the cosine."""
-    q = vectors.query_vector(query)
-    if not common:
-        return q
-    rest = re.sub(r"\b(?:" + "|".join(map(re.escape, common)) + r")(?:'s)?\b", " ", query, flags=re.I)
-    if not any(w.lower() not in STOPWORDS for w in _WORD.findall(rest)):
-        return q
-    mean = q + vectors.query_vector(rest)
-    return mean / float(np.linalg.norm(mean))
-
-
 _ORDER = f"bm25(facts_fts, {TEXT_WEIGHT}, {DATE_WEIGHT}), facts_fts.rowid DESC"
 _SCORE = f"-bm25(facts_fts, {TEXT_WEIGHT}, {DATE_WEIGHT})"
+Scored = Sequence[tuple[int, float]]
 
 
-def keyword_ranked(store, expr: str | None, scoped: bool, clauses: list[str], params: list,
-                   depth: int) -> list[tuple[int, float]]:
-    """(fact id, BM25), best first, among facts matching every clause."""
-    if expr is None:
-        return []
-    if scoped:
-        where = " AND ".join(["facts_fts MATCH ?"] + [f"({c})" for c in clauses])
-        sql = (f"SELECT facts.id, {_SCORE} FROM facts_fts JOIN facts ON facts.id = facts_fts.rowid "
-               f"WHERE {where} ORDER BY {_ORDER} LIMIT ?")
-        with store.lock:
-            return [(r[0], r[1]) for r in store.db.execute(sql, [expr, *params, depth]).fetchall()]
+class CacheCandidates:
+    """fact_ranking.FactCandidates over the facts cache, for one scope's clauses (`where`, `args`);
+    `scoped` when the scope narrows beyond the common filters (FactScope.narrows)."""
 
-    # only the common filters: rank the index alone (half the cost of the join), then filter
-    def top(k: int) -> list[tuple[int, float]]:
-        sql = f"SELECT rowid, {_SCORE} FROM facts_fts WHERE facts_fts MATCH ? ORDER BY {_ORDER} LIMIT ?"
-        with store.lock:
-            return [(r[0], r[1]) for r in store.db.execute(sql, (expr, k)).fetchall()]
+    def __init__(self, cache: Cache, vectors: "FactVectorsStore | None", where: list[str], args: SqlArgs,
+                 scoped: bool):
+        self.cache, self.vectors, self.where, self.args, self.scoped = cache, vectors, where, args, scoped
 
-    return _filtered_top(store, top, clauses, params, depth)
+    def _rows(self, sql: str, args: SqlArgs) -> list[tuple[int, float]]:
+        with self.cache.lock:
+            return [(r[0], r[1]) for r in self.cache.db.execute(sql, args).fetchall()]
 
+    def common_words(self, words: list[str]) -> list[str]:
+        if not words:
+            return []
+        db = self.cache.db
+        with self.cache.lock:
+            # the window by save time: ids are minted per device (docs/architecture.md, "Fact ids"),
+            # so the latest facts are not the highest ids
+            row = db.execute(f"SELECT created_at FROM facts{where_sql(self.where)} ORDER BY created_at DESC, "
+                             "id DESC LIMIT 1 OFFSET ?", [*self.args, COMMON_WINDOW - 1]).fetchone()
+            where = where_sql((["facts.created_at >= ?"] if row else []) + self.where) or " WHERE 1"
+            args = ([row[0]] if row else []) + list(self.args)
+            total: int = db.execute(f"SELECT COUNT(*) FROM facts{where}", args).fetchone()[0]
+            cap = common_cap(total)
+            sql = (f"SELECT COUNT(*) FROM (SELECT 1 FROM facts_fts JOIN facts ON facts.id = facts_fts.rowid"
+                   f"{where} AND facts_fts MATCH ? LIMIT ?)")
+            return common_in(((w, db.execute(sql, [*args, f'text : "{w}"', cap]).fetchone()[0]) for w in words),
+                             total)
 
-def _in_scope(store, ids: list[int], clauses: list[str], params: list) -> set[int]:
-    if not ids:
-        return set()
-    where = " AND ".join([f"id IN ({','.join('?' * len(ids))})"] + [f"({c})" for c in clauses])
-    with store.lock:
-        return {r[0] for r in store.db.execute(f"SELECT id FROM facts WHERE {where}", [*ids, *params])}
+    def keyword(self, words: list[str], depth: int) -> dict[int, float]:
+        if not words:
+            return {}
+        expr = " OR ".join(f'"{w}"' for w in words)   # FTS5: any of them
+        if self.scoped:
+            sql = (f"SELECT facts.id, {_SCORE} FROM facts_fts JOIN facts ON facts.id = facts_fts.rowid"
+                   f"{where_sql(['facts_fts MATCH ?', *self.where])} ORDER BY {_ORDER} LIMIT ?")
+            return dict(self._rows(sql, [expr, *self.args, depth]))
+        # only the common filters: rank the index alone (half the cost of the join), then filter
+        top = f"SELECT rowid, {_SCORE} FROM facts_fts WHERE facts_fts MATCH ? ORDER BY {_ORDER} LIMIT ?"
+        return dict(self._filtered_top(lambda k: self._rows(top, [expr, k]), depth))
 
+    def nearest(self, qv: "Vector", depth: int) -> dict[int, float]:
+        vectors = self.vectors
+        if vectors is None:
+            return {}
+        if self.scoped:
+            # a scope (entity, session, since, grep) is usually small: score exactly its facts
+            with self.cache.lock:
+                ids = [r[0] for r in self.cache.db.execute(
+                    f"SELECT id FROM facts{where_sql(self.where)} ORDER BY valid_from DESC, id DESC LIMIT ?",
+                    [*self.args, SCOPE_CAP])]
+            return dict(vectors.search(qv, depth, ids)) if ids else {}
+        return dict(self._filtered_top(lambda k: vectors.search(qv, k), depth))
 
-def vector_ranked(store, vectors, query, scoped: bool, clauses: list[str], params: list,
-                  depth: int) -> list[tuple[int, float]]:
-    """(fact id, cosine), best first, among facts matching every clause."""
-    if scoped:
-        # a scope (entity, session, since, grep) is usually small: score exactly its facts
-        where = " AND ".join(f"({c})" for c in clauses) or "1"
-        with store.lock:
-            ids = [r[0] for r in store.db.execute(
-                f"SELECT id FROM facts WHERE {where} ORDER BY valid_from DESC, id DESC LIMIT ?",
-                [*params, SCOPE_CAP])]
-        return vectors.search(query, depth, ids) if ids else []
-    return _filtered_top(store, lambda k: vectors.search(query, k), clauses, params, depth)
+    def cosines(self, qv: "Vector", ids: set[int]) -> dict[int, float]:
+        return self.vectors.cosines(qv, sorted(ids)) if self.vectors is not None else {}
 
+    def neighbours(self, ids: list[int]) -> dict[int, dict[int, int]]:
+        return both_ways(neighbours(self.cache, ids))
 
-def _filtered_top(store, top, clauses: list[str], params: list, depth: int) -> list[tuple[int, float | None]]:
-    """The best `depth` of `top(k)` (id, score) that pass the clauses; k widens while they
-    remove too many (expired or, for a remote caller, private facts)."""
-    k = depth * 4
-    while True:
-        hits = top(k)
-        keep = _in_scope(store, [fid for fid, _ in hits], clauses, params)
-        ranked = [(fid, score) for fid, score in hits if fid in keep]
-        if len(ranked) >= depth or len(hits) < k:
-            return ranked[:depth]
-        k *= 4
+    def in_scope(self, ids: set[int]) -> set[int]:
+        if not ids:
+            return set()
+        id_list = sorted(ids)
+        where = where_sql([f"id IN ({marks(id_list)})", *self.where])
+        with self.cache.lock:
+            return {r[0] for r in self.cache.db.execute(f"SELECT id FROM facts{where}", [*id_list, *self.args])}
 
+    def texts(self, ids: list[int]) -> list[tuple[int, str]]:
+        if not ids:
+            return []
+        with self.cache.lock:
+            return [(r[0], r[1]) for r in self.cache.db.execute(
+                f"SELECT id, fact FROM facts WHERE id IN ({marks(ids)})", sorted(ids)).fetchall()]
 
-def _symmetric(pairs: dict[int, list[tuple[int, int]]]) -> dict[int, dict[int, int]]:
-    out: dict[int, dict[int, int]] = {}
-    for i, js in pairs.items():
-        for j, d in js:
-            for a, b in ((i, j), (j, i)):
-                out.setdefault(a, {})[b] = min(d, out.get(a, {}).get(b, d))
-    return out
-
-
-def fuse(ids: set[int], keyword: dict[int, float], cosine: dict[int, float], near: dict[int, dict[int, int]],
-         floor: float, hybrid: bool, limit: int,
-         weigh: Callable[[list[int]], dict[int, float]] | None = None) -> list[int]:
-    """The best `limit` fact ids, best first: each fact's own score (cosine plus KEYWORD_SHARE
-    of its BM25 relative to the best keyword hit; BM25 alone without vectors) times its
-    weight (`weigh(ids)`, at most 1: `says_little`), plus NEIGHBOUR_SHARE × DISTANCE_DECAY **
-    (turns apart - 1) of its best neighbour's own score, unweighted: "what? to what" says
-    little itself, but it lends what it matched to "Mango", the turn that answers it. A fact
-    is returned when it matched (a keyword hit, or a cosine at or above `floor`: a query
-    that matches nothing returns nothing), or when a neighbour matched and its own cosine is
-    not unrelated (NEIGHBOUR_FLOOR): "look at this!" comes with the turn before it, an
-    unrelated note saved next to a hit does not."""
-    top = max(keyword.values(), default=0.0) or 1.0
-    own = {}
-    for fid in ids:
-        kw = keyword.get(fid, 0.0) / top
-        own[fid] = cosine.get(fid, 0.0) + KEYWORD_SHARE * kw if hybrid else kw
-    matched = {fid for fid in ids if fid in keyword or cosine.get(fid, 0.0) >= floor}
-    lent = {}
-    for fid in ids:
-        around = near.get(fid, {})
-        if fid not in matched and (not hybrid or cosine.get(fid, 0.0) < NEIGHBOUR_FLOOR
-                                   or not any(n in matched for n in around)):
-            continue
-        lent[fid] = NEIGHBOUR_SHARE * max(
-            (DISTANCE_DECAY ** (d - 1) * own.get(n, 0.0) for n, d in around.items()), default=0.0)
-    # a weight only lowers a score: weigh the facts best first by their unweighted score, and
-    # stop once `limit` weighted scores beat every unweighted one left (the same answer as
-    # weighing all of them, for the price of a few dozen)
-    upper = sorted(lent, key=lambda fid: (-(own[fid] + lent[fid]), -fid))
-    scores: dict[int, float] = {}
-    for at in range(0, len(upper), 2 * limit):
-        if len(scores) >= limit and sorted(scores.values())[-limit] > own[upper[at]] + lent[upper[at]]:
-            break
-        batch = upper[at:at + 2 * limit]
-        weight = weigh(batch) if weigh else {}
-        for fid in batch:
-            scores[fid] = own[fid] * weight.get(fid, 1.0) + lent[fid]
-    return sorted(scores, key=lambda fid: (-scores[fid], -fid))[:limit]
-
-
-_SPEAKER = re.compile(r"^[^\W\d][\w .'-]{0,39}:\s")  # "Tom: ", "Mary-Jane O'Neil: "
-
-
-def says_little(store, ids: list[int]) -> dict[int, float]:
-    """fact id -> the share of its own score a fact keeps for how little it says: its content
-    words (after a leading speaker label) over SAYS_LITTLE, for the facts with fewer. "how's Sam"
-    shares the question's one rare word and, being short, wins BM25 and the cosine over the
-    turn that answers; a turn with a few words to say is rarely the answer (tune set: the
-    evidence turns have 14 words at the median, 4 % have 4 or fewer)."""
-    if not ids:
-        return {}
-    marks = ",".join("?" * len(ids))
-    with store.lock:
-        rows = store.db.execute(f"SELECT id, fact FROM facts WHERE id IN ({marks})", sorted(ids)).fetchall()
-    return little_shares(rows)
-
-
-def little_shares(rows) -> dict[int, float]:
-    """says_little's rule over (id, text) rows, whichever store read them."""
-    out = {}
-    for fid, text in rows:
-        n = sum(1 for w in _WORD.findall(_SPEAKER.sub("", text, count=1).lower()) if w not in STOPWORDS)
-        if n < SAYS_LITTLE:
-            out[fid] = n / SAYS_LITTLE
-    return out
-
-
-def rank_facts(store: "FactReads", vectors: "FactVectorsStore | None", query: str, scope: FactScope, viewer: Viewer,
-               limit: int, *, floor: float = VECTOR_FLOOR) -> list[Fact]:
-    """The facts in `scope` the viewer may see most relevant to `query`, best first, at most `limit`."""
-    store.refresh()
-    clauses, args = scope_clauses(scope, viewer)
-    scoped = scope.narrows()
-    depth = max(DEPTH, limit)
-    words = content_words(query)
-    common = _common(store, words, clauses, args)
-    # without vectors the common word stays: BM25's IDF damps it, and it is then the only thing
-    # that tells one speaker's turns from the other's (tune set: R@10 0.286 with it, 0.268 without)
-    expr = keyword_expression(words, common if vectors is not None else [])
-    keyword = dict(keyword_ranked(store, expr, scoped, clauses, args, depth))
-    cosine: dict[int, float] = {}
-    if vectors is not None:
-        qv = query_vector(vectors, query, common)
-        cosine = dict(vector_ranked(store, vectors, qv, scoped, clauses, args, depth))
-    found = set(keyword) | set(cosine)
-    pairs = neighbours(store, sorted(found))
-    around = {j for js in pairs.values() for j, _ in js} - found
-    # a neighbour outside the caller's scope (private, expired) lends no score; one beyond the
-    # keyword arm's depth lends only its cosine
-    around = _in_scope(store, sorted(around), clauses, args)
-    if vectors is not None:
-        cosine.update(vectors.cosines(qv, sorted((found | around) - set(cosine))))
-    ids = fuse(found | around, keyword, cosine, _symmetric(pairs), floor, vectors is not None, limit,
-               lambda batch: says_little(store, batch))
-    if not ids:
-        return []
-    rows = store.select([*clauses, f"id IN ({','.join('?' * len(ids))})"], [*args, *ids], ORDER_SQL[Order.ID], None)
-    by_id = {r.id: r for r in rows}
-    return [by_id[i] for i in ids if i in by_id]
+    def _filtered_top(self, top: Callable[[int], Scored], depth: int) -> Scored:
+        """The best `depth` of `top(k)` (id, score) in scope; k widens while the scope removes
+        too many (expired or, for a remote caller, private facts)."""
+        k = depth * 4
+        while True:
+            hits = top(k)
+            keep = self.in_scope({fid for fid, _ in hits})
+            ranked = [(fid, score) for fid, score in hits if fid in keep]
+            if len(ranked) >= depth or len(hits) < k:
+                return ranked[:depth]
+            k *= 4

@@ -43,7 +43,7 @@ log = logging.getLogger("brain.facts")
 READ_REFRESH_S = 1.0
 
 
-class FactsStore(Projection, Restorer, FactReads, FactVectorRows, HomeRows):
+class SqliteFactsStore(Projection, Restorer, FactReads, FactVectorRows, HomeRows):
     """Append facts to the log, mirror them into SQLite, answer queries.
 
     It implements the facts store contract (daemon/stores/facts.py); its reads are in reads.py,
@@ -51,12 +51,12 @@ class FactsStore(Projection, Restorer, FactReads, FactVectorRows, HomeRows):
 
     Given one log file, that file is read and written and ids count up from 1.
     Given a vault's `.brain` folder and this device's id file
-    (`FactsStore.for_vault`), every log there is read and this device writes
+    (`SqliteFactsStore.for_vault`), every log there is read and this device writes
     its own, minting ids in its slot (docs/architecture.md, "Two devices, one vault").
     """
 
     @classmethod
-    def for_vault(cls, brain_dir: Path, cache_db: Path, device_file: Path) -> "FactsStore":
+    def for_vault(cls, brain_dir: Path, cache_db: Path, device_file: Path) -> "SqliteFactsStore":
         return cls(None, cache_db, brain_dir=brain_dir, device_file=device_file)
 
     def __init__(self, log_path: Path | None, cache_db: Path, *, brain_dir: Path | None = None,
@@ -67,6 +67,8 @@ class FactsStore(Projection, Restorer, FactReads, FactVectorRows, HomeRows):
         # the lines this device acknowledged, beside its id (docs/architecture.md, "When an older log is put back")
         self.journal: AckJournal | None = None
         if self.brain_dir is not None:
+            if device_file is None:
+                raise TypeError("a store on a vault's .brain folder needs this device's id file")
             device, moved = device_id(device_file)
             self.journal = AckJournal(journal_file(device_file))
             if moved:
@@ -74,6 +76,8 @@ class FactsStore(Projection, Restorer, FactReads, FactVectorRows, HomeRows):
                             "a new id", device_file.parent)
                 self.journal.forget_all()  # the original machine's acknowledgements, not this device's
             self._take_device(device)
+        elif log_path is None:
+            raise TypeError("a store needs a log file or a vault's .brain folder")
         else:
             self.log = FactsLog(log_path)
         private_dir(cache_db.parent)
@@ -202,22 +206,29 @@ class FactsStore(Projection, Restorer, FactReads, FactVectorRows, HomeRows):
     def _own_name(self) -> str:
         return self.log.path.name if self.brain_dir is None else f"{DEVICE_DIR}/{self.log.path.name}"
 
+    def _vault(self) -> tuple[Path, Path]:
+        """The `.brain` folder and this device's id file, of a store opened on a vault (`for_vault`)."""
+        if self.brain_dir is None or self.device_file is None:
+            raise TypeError("a store on one log file has no device")
+        return self.brain_dir, self.device_file
+
     def _take_device(self, device: str) -> None:
         self.device = device
         self.slot = slot_of(device)
-        self.log = FactsLog(device_log(self.brain_dir, device))
+        self.log = FactsLog(device_log(self._vault()[0], device))
         self._writable = False
 
     def _ready_to_append(self) -> None:
         """The descriptor is the file at the path, which ends where the projection read to."""
         changed = False
         if self.brain_dir is not None:
-            others = {s.slot for s in self.sources() if s.order == 1 and s.log.path != self.log.path}
+            others = {s.slot for s in self.sources()
+                      if s.order == 1 and s.slot is not None and s.log.path != self.log.path}
             if self.slot in others:
                 # another device's log has this slot: take a new device id before minting any id in it
                 log.warning("device slot %d is also another device's; this device takes a new id", self.slot)
                 self.log.close()
-                self._take_device(device_id(self.device_file, avoid_slots=others, renew=True)[0])
+                self._take_device(device_id(self._vault()[1], avoid_slots=others, renew=True)[0])
         if not self._writable or not self.log.held_is_current():
             # first write, or the file was replaced (a sync tool or editor renamed a copy over it)
             self.log.reopen()
@@ -241,7 +252,7 @@ class FactsStore(Projection, Restorer, FactReads, FactVectorRows, HomeRows):
             # an older copy of the log put back no longer claims what this device minted since
             top = max(top, self.journal.minted)
         if self.slot is not None:
-            return self._next_in_slot(top)
+            return self._next_in_slot(top, self.slot)
         fid = top + 1
         while fid <= MAX_ID and self.db.execute("SELECT 1 FROM facts WHERE id=?", (fid,)).fetchone():
             fid += 1
@@ -253,19 +264,19 @@ class FactsStore(Projection, Restorer, FactReads, FactVectorRows, HomeRows):
             "AND NOT EXISTS (SELECT 1 FROM facts f WHERE f.id = c.id + 1)", (MAX_ID,)).fetchone()
         return row[0]
 
-    def _next_in_slot(self, top: int) -> int:
+    def _next_in_slot(self, top: int, slot: int) -> int:
         seq = top // SLOTS + 1  # past every id seen, so ids grow with time across devices
-        if seq > max_seq(self.slot):
+        if seq > max_seq(slot):
             own = self.db.execute("SELECT MAX(id) FROM claimed_ids WHERE id % ? = ? AND id > ?",
-                                  (SLOTS, self.slot, SLOTS)).fetchone()[0] or 0
+                                  (SLOTS, slot, SLOTS)).fetchone()[0] or 0
             seq = own // SLOTS + 1
-        while seq <= max_seq(self.slot):
-            fid = seq * SLOTS + self.slot
+        while seq <= max_seq(slot):
+            fid = seq * SLOTS + slot
             if not self.db.execute("SELECT 1 FROM facts WHERE id=? UNION ALL SELECT 1 FROM claimed_ids WHERE id=?",
                                    (fid, fid)).fetchone():
                 return fid
             seq += 1
-        raise OSError(f"device slot {self.slot} has no ids left; fix: delete {self.device_file} for a new device id")
+        raise OSError(f"device slot {slot} has no ids left; fix: delete {self.device_file} for a new device id")
 
     def _claimed(self, fid: int) -> bool:
         return bool(self.db.execute("SELECT 1 FROM facts WHERE id=? UNION ALL SELECT 1 FROM claimed_ids WHERE id=?",

@@ -1,6 +1,6 @@
 """Where the fact vectors are kept: the `fact_vectors` table beside the facts in facts.sqlite.
 
-A mixin of `FactsStore` (store.py), which brings `db` and `lock`. It is the
+A mixin of `SqliteFactsStore` (store.py), which brings `db` and `lock`. It is the
 shelf `indexer/embeddings/fact_vectors.py` (FactVectors) hands vectors to and
 takes them from, by fact id, so every query of the facts tables stays in this
 package (docs/architecture.md, "Stores"). A vector's key is the model and a

@@ -83,7 +83,7 @@ def caller_for_request(ctx, ceiling: str) -> Caller:
     client_id = access.name if access.kind == "token" else OAUTH_PREFIX + access.client_id
     return Caller(remote=True, client_id=client_id, transport="http",
                   surface=effective_surface(ceiling, access.surface), can_write="write" in access.scopes,
-                  session=req.headers.get("mcp-session-id"))
+                  session=req.headers.get("mcp-session-id") if req is not None else None)
 
 
 def daemon_sender(places, vault: Path):
@@ -110,7 +110,6 @@ def daemon_sender(places, vault: Path):
                 detail=str(e).splitlines()[0] if str(e) else None,
             ).envelope(), True
 
-    send_call.links = links
     return send_call
 
 
@@ -155,7 +154,7 @@ def this_machines_names() -> list[str]:
         infos = socket.getaddrinfo(host, None)
     except OSError:
         infos = []
-    addrs = [info[4][0] for info in infos] + _interface_addresses()
+    addrs = [str(info[4][0]) for info in infos] + _interface_addresses()
     # the address of the route out (no packet is sent by a UDP connect)
     for family, probe in ((socket.AF_INET, "192.0.2.1"), (socket.AF_INET6, "2001:db8::1")):
         try:
@@ -204,7 +203,7 @@ def build_app(places, vault: Path, surface: str, host: str, call=None, base_url:
 
     forward = call or daemon_sender(places, vault)
 
-    async def send_call(name: str, arguments, caller: Caller):
+    async def send_call(name: str, arguments, caller: Caller) -> tuple[dict, bool]:
         # the client's row lives with the HTTP server: narrowing it never reaches the daemon
         if name == "request_tools":
             return await anyio.to_thread.run_sync(request_tools, places, arguments, caller)
@@ -214,7 +213,7 @@ def build_app(places, vault: Path, surface: str, host: str, call=None, base_url:
     store = OAuthStore(places) if base_url else None
     verifier = BrainTokenVerifier(places, store, auth)
     provider, routes = None, None
-    if base_url:
+    if base_url and store is not None:
         from .oauth_approval import approval_routes
 
         auth = AuthSettings(

@@ -2,7 +2,7 @@
 
 `providers.provider_from_config(cfg, environ)` is called by entry points (the
 daemon, the in-process CLI) and its result is handed to the engine's
-constructor (`Engine(..., llm=...)`), which holds it as `engine.llm`. The
+constructor (`VaultEngine(..., llm=...)`), which holds it as `engine.llm`. The
 official SDKs (`anthropic`, `openai`) are optional and imported on first use,
 so nothing here costs an import until a question is actually asked.
 

@@ -1,6 +1,7 @@
 """delta's session cursors on PostgreSQL: the CursorStore contract (daemon/stores/cursors.py).
 
-The same rows and rules as the embedded store (daemon/server/cursor_store.py):
+The same rows and rules as the embedded store (daemon/server/cursor_store.py;
+the limits both keep are daemon/stores/cursor_limits.py):
 two keysets per session, last writer wins, rows idle for more than 7 days
 collected when the store first connects and by `gc`, each client keeping at
 most MAX_ROWS_PER_CLIENT rows and, past MAX_ROWS_TOTAL in all, the client
@@ -14,7 +15,6 @@ behave as if no cursor existed, never makes it fail.
 
 from __future__ import annotations
 
-import datetime as _dt
 import hashlib
 import logging
 from contextlib import contextmanager
@@ -23,15 +23,12 @@ from typing import Iterator
 import psycopg
 
 from ...indexer.vault.timestamps import iso, utcnow
+from ..stores.cursor_limits import MAX_ROWS_PER_CLIENT, SOURCE, cap_total, idle_cutoff
 from ..stores.cursors import Cursor
 from .connections import Connections
 
 log = logging.getLogger("brain.cursors")
 
-SOURCE = "default"
-IDLE_DAYS = 7
-MAX_ROWS_PER_CLIENT = 1000
-MAX_ROWS_TOTAL = 50_000
 MAX_KEY = 200   # a session id's length in a row, as daemon/verbs/cursors.py `bounded` keeps it
 
 _PUT = """
@@ -128,22 +125,14 @@ class PgCursorStore:
 
     @staticmethod
     def _cap_total(conn: psycopg.Connection) -> None:
-        """Keep the table under MAX_ROWS_TOTAL, taking rows from whichever client holds the most."""
+        """cursor_limits.cap_total over the shared table."""
         row = conn.execute("SELECT count(*) FROM cursors").fetchone()
-        over = (int(row[0]) if row else 0) - MAX_ROWS_TOTAL
-        while over > 0:
-            biggest = conn.execute(_BIGGEST).fetchone()
-            if biggest is None:
-                return
-            source, client, held = biggest
-            cut = min(over, max(1, int(held) - 1))
-            conn.execute(_CUT_OLDEST, (source, client, cut))
-            over -= cut
+        cap_total(int(row[0]) if row else 0, lambda: conn.execute(_BIGGEST).fetchone(),
+                  lambda *cut: conn.execute(_CUT_OLDEST, cut))
 
     @staticmethod
     def _gc(conn: psycopg.Connection) -> int:
-        cutoff = iso(utcnow() - _dt.timedelta(days=IDLE_DAYS))
-        return conn.execute("DELETE FROM cursors WHERE touched_at < %s", (cutoff,)).rowcount
+        return conn.execute("DELETE FROM cursors WHERE touched_at < %s", (idle_cutoff(),)).rowcount
 
     def close(self) -> None:
         self.connections.close()

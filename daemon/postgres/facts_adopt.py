@@ -14,8 +14,8 @@ from typing import Sequence
 
 import psycopg
 
-from ..facts.dates import date_words
-from ..facts.schema import normalize_text
+from ..stores.fact_dates import date_words
+from ..stores.fact_scope import normalize_text
 from ..stores.facts import Fact
 from .facts_store import DOCUMENT, PgFactsStore
 from .page_load import words

@@ -18,7 +18,7 @@ Version 1 made the tables; these finish them for the contract implementations
   insert, so a ranking's idf is a lookup instead of a count over the table
   (facts_search.py);
 - (12) facts_session ends with id, so a fact's neighbours step along its
-  session_id (facts_search.py, daemon/facts/neighbours.py).
+  session_id (facts_search.py, daemon/stores/fact_neighbours.py).
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
-"""Facts ranked by what they say, in PostgreSQL (docs/architecture.md, "Facts ranking").
+"""What facts ranking reads from PostgreSQL: the candidates of the ranking both stores share
+(docs/architecture.md, "Facts ranking").
 
-The embedded ranking's policy (daemon/facts/search.py: the query's content
-and date words, common words, the fusion by score with neighbours, every
-constant) is used as it is; only the two arms and the neighbours are SQL here:
+The ranking's policy both stores share (daemon/stores/fact_ranking.py: the
+query's content and date words, common words, the fusion by score with
+neighbours, every constant) is used as it is; only the two arms and the
+neighbours are SQL here:
 
 - keyword: each fact's `document` (facts_store.py: its text's words weight A,
   its date words D, English stemming, GIN-indexed). A fact's score is the sum,
@@ -26,23 +28,18 @@ caller's ranking never reads a private fact.
 from __future__ import annotations
 
 import math
-from datetime import datetime
 from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
 import psycopg
 
-from ...indexer.vault.visibility import Viewer
-from ..facts.neighbours import NEIGHBOUR_GAP_S, WINDOW
-from ..facts.search import (COMMON_MIN_FACTS, COMMON_SHARE, COMMON_WINDOW, DATE_WEIGHT, DEPTH, TEXT_WEIGHT,
-                             VECTOR_FLOOR, content_words, fuse, little_shares, query_vector)
-from ..stores.facts import Fact, FactScope, Order
-from .facts_scope_sql import ORDER_SQL, SqlArgs, clauses as scope_clauses, where_sql
+from ..stores.fact_neighbours import WINDOW, Step, both_ways, walk
+from ..stores.fact_ranking import COMMON_WINDOW, DATE_WEIGHT, TEXT_WEIGHT, common_in
+from ..stores.fact_scope import SqlArgs, where_sql
 from .page_load import vector_text
 
 if TYPE_CHECKING:
-    from ..stores.vectors import FactVectorsStore
-    from .facts_store import PgFactsStore
+    from ..stores.vectors import FactVectorsStore, Vector
 
 # ts_rank's weights in its order {D, C, B, A}: date words, -, -, text
 RANK_WEIGHTS = [DATE_WEIGHT, 0.0, 0.0, TEXT_WEIGHT]
@@ -74,7 +71,7 @@ ORDER BY embedding <=> %s::vector LIMIT %s
 """
 _COSINES = "SELECT id, 1 - (embedding <=> %s::vector) FROM fact_vectors WHERE id = ANY(%s) AND starts_with(model, %s)"
 # the facts saved up to WINDOW turns before and after each one, in its conversation, with how many
-# turns away each is (daemon/facts/neighbours.py): by session_id when it has one (along
+# turns away each is (daemon/stores/fact_neighbours.py): by session_id when it has one (along
 # facts_session), else by provenance among the facts with the same empty session (along facts_thread)
 _STEP = """
     (SELECT {way} AS way, row_number() OVER (ORDER BY g.created_at {order}, g.id {order}) AS step,
@@ -103,21 +100,16 @@ def _idf(docs: int, total: int) -> float:
 
 def _any_of(words: Iterable[str]) -> str:
     """A tsquery matching any of the words: each is letters, digits and underscores only
-    (search.content_words), so none can be read as a tsquery operator."""
+    (fact_ranking.content_words), so none can be read as a tsquery operator."""
     return " | ".join(words)
 
 
 def common_words(conn: psycopg.Connection, words: list[str], where: list[str], args: SqlArgs) -> list[str]:
-    """The words in more than COMMON_SHARE of the text of the latest COMMON_WINDOW facts in scope,
-    counted among the facts the caller may see (daemon/facts/search.py `_common` says why)."""
+    """fact_ranking.common_in, counted here among the latest facts in scope the caller may see."""
     if not words:
         return []
     rows = conn.execute(_COMMON.format(where=where_sql(where)), [*args, COMMON_WINDOW, words]).fetchall()
-    total = int(rows[0][2]) if rows else 0
-    if total < COMMON_MIN_FACTS:
-        return []
-    cap = int(total * COMMON_SHARE) + 1
-    return [w for w, n, _ in rows if n >= cap]
+    return common_in(((w, int(n)) for w, n, _ in rows), int(rows[0][2]) if rows else 0)
 
 
 def keyword_ranked(conn: psycopg.Connection, words: list[str], where: list[str], args: SqlArgs,
@@ -147,49 +139,73 @@ def in_scope(conn: psycopg.Connection, ids: Iterable[int], where: list[str], arg
 
 
 def neighbours(conn: psycopg.Connection, ids: list[int]) -> dict[int, dict[int, int]]:
-    """fact id -> {neighbour id: turns apart}, both ways (daemon/facts/neighbours.py says what a
-    neighbour is: each step along the conversation at most NEIGHBOUR_GAP_S after the one before,
-    never through a fact filed under an entity)."""
-    out: dict[int, dict[int, int]] = {}
-    if not ids:
-        return out
-    walk: tuple[int, int] | None = None
-    last, stopped = 0.0, False
-    for fid, created, way, step, other, entity, other_created in conn.execute(
-            _NEIGHBOURS, {"window": WINDOW, "ids": ids}).fetchall():
-        if walk != (fid, way):   # a new walk away from fid
-            walk, last, stopped = (fid, way), _seconds(created), False
-        if stopped:
-            continue
-        at = _seconds(other_created)
-        if entity is not None or abs(at - last) > NEIGHBOUR_GAP_S:
-            stopped = True
-            continue
-        last = at
-        for a, b in ((int(fid), int(other)), (int(other), int(fid))):
-            out.setdefault(a, {})[b] = min(int(step), out.get(a, {}).get(b, int(step)))
-    return out
-
-
-def says_little(conn: psycopg.Connection, ids: list[int]) -> dict[int, float]:
-    """daemon/facts/search.py's says_little, read from this store."""
+    """fact id -> {neighbour id: turns apart}, both ways (stores/fact_neighbours.py says what a
+    neighbour is)."""
+    pairs: dict[int, list[tuple[int, int]]] = {}
     if not ids:
         return {}
-    return little_shares(conn.execute("SELECT id, fact FROM facts WHERE id = ANY(%s)", (sorted(ids),)).fetchall())
+    walks: dict[tuple[int, int], tuple[str, list[Step]]] = {}
+    for fid, created, way, _, other, entity, other_created in conn.execute(
+            _NEIGHBOURS, {"window": WINDOW, "ids": ids}).fetchall():
+        walks.setdefault((int(fid), int(way)), (created, []))[1].append((int(other), entity, other_created))
+    for (fid, _), (created, steps) in walks.items():
+        pairs.setdefault(fid, []).extend(walk(created, steps))
+    return both_ways(pairs)
 
 
-def _seconds(ts: str) -> float:
-    return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+class PgCandidates:
+    """fact_ranking.FactCandidates on one connection, for one scope's clauses (`where`, `args`):
+    the vector arm's cosines are SQL over the stored vectors, and the model's writer's own for the
+    facts whose vector it is still writing (FactVectors.pending), so a recall right after a
+    remember on the same front end finds it."""
+
+    def __init__(self, conn: psycopg.Connection, vectors: "FactVectorsStore | None", where: list[str],
+                 args: SqlArgs):
+        self.conn, self.vectors, self.where, self.args = conn, vectors, where, args
+        self._arm: _VectorArm | None = None
+
+    def common_words(self, words: list[str]) -> list[str]:
+        return common_words(self.conn, words, self.where, self.args)
+
+    def keyword(self, words: list[str], depth: int) -> dict[int, float]:
+        return keyword_ranked(self.conn, words, self.where, self.args, depth)
+
+    def _vector_arm(self, qv: "Vector") -> "_VectorArm | None":
+        if self.vectors is None:
+            return None
+        if self._arm is None or self._arm.qv is not qv:
+            self._arm = _VectorArm(self.conn, self.vectors, qv)
+        return self._arm
+
+    def nearest(self, qv: "Vector", depth: int) -> dict[int, float]:
+        arm = self._vector_arm(qv)
+        return arm.nearest(self.where, self.args, depth) if arm else {}
+
+    def cosines(self, qv: "Vector", ids: set[int]) -> dict[int, float]:
+        arm = self._vector_arm(qv)
+        return arm.cosines(ids) if arm else {}
+
+    def neighbours(self, ids: list[int]) -> dict[int, dict[int, int]]:
+        return neighbours(self.conn, ids)
+
+    def in_scope(self, ids: set[int]) -> set[int]:
+        return in_scope(self.conn, ids, self.where, self.args)
+
+    def texts(self, ids: list[int]) -> list[tuple[int, str]]:
+        if not ids:
+            return []
+        rows = self.conn.execute("SELECT id, fact FROM facts WHERE id = ANY(%s)", (sorted(ids),)).fetchall()
+        return [(int(fid), str(text)) for fid, text in rows]
 
 
 class _VectorArm:
     """Cosines to one query vector: stored ones in SQL, pending ones from the model's writer."""
 
-    def __init__(self, conn: psycopg.Connection, vectors: "FactVectorsStore", qv: np.ndarray):
+    def __init__(self, conn: psycopg.Connection, vectors: "FactVectorsStore", qv: "Vector"):
         self.conn, self.vectors, self.qv = conn, vectors, qv
         self.text = vector_text(qv.tolist())
         self.prefix = vectors.query_embedder().model_id + " "
-        pending = getattr(vectors, "pending", None)
+        pending = getattr(vectors, "pending", None)   # FactVectors' own: the contract does not name it
         self.pending: dict[int, str] = pending() if callable(pending) else {}
 
     def _pending_scores(self, ids: Iterable[int]) -> dict[int, float]:
@@ -210,34 +226,3 @@ class _VectorArm:
         scores = {int(fid): float(c) for fid, c in rows}
         scores.update(self._pending_scores(ids - set(scores)))
         return scores
-
-
-def rank_facts(store: "PgFactsStore", vectors: "FactVectorsStore | None", query: str, scope: FactScope,
-               viewer: Viewer, limit: int, *, floor: float = VECTOR_FLOOR) -> list[Fact]:
-    """The facts in `scope` the viewer may see most relevant to `query`, best first, at most `limit`."""
-    where, args = scope_clauses(scope, viewer)
-    depth = max(DEPTH, limit)
-    words = content_words(query)
-    with store.conn() as conn:
-        common = common_words(conn, words, where, args)
-        # without vectors a common word stays (daemon/facts/search.py says why)
-        kept = ([w for w in words if w not in common] or words) if vectors is not None else words
-        keyword = keyword_ranked(conn, kept, where, args, depth)
-        cosine: dict[int, float] = {}
-        arm = None
-        if vectors is not None:
-            arm = _VectorArm(conn, vectors, query_vector(vectors, query, common))
-            cosine = arm.nearest(where, args, depth)
-        found = set(keyword) | set(cosine)
-        near = neighbours(conn, sorted(found))
-        # a neighbour outside the caller's scope (private, expired) lends no score
-        around = in_scope(conn, {j for i in found for j in near.get(i, ())} - found, where, args)
-        if arm is not None:
-            cosine.update(arm.cosines((found | around) - set(cosine)))
-        ids = fuse(found | around, keyword, cosine, near, floor, vectors is not None, limit,
-                   lambda batch: says_little(conn, batch))
-    if not ids:
-        return []
-    rows = store.select([*where, "id = ANY(%s)"], [*args, ids], ORDER_SQL[Order.ID], None)
-    by_id = {r.id: r for r in rows}
-    return [by_id[i] for i in ids if i in by_id]

@@ -25,18 +25,21 @@ from __future__ import annotations
 import hashlib
 import threading
 from contextlib import AbstractContextManager, contextmanager
-from typing import TYPE_CHECKING, Callable, Iterator, Sequence, TypeVar
+from typing import TYPE_CHECKING, Callable, Iterator, TypeVar
 
 import psycopg
 
 from ...indexer.vault.timestamps import now_iso
 from ...indexer.vault.visibility import Viewer
-from ..facts.dates import date_words
-from ..facts.schema import normalize_text
 from ..protocol.errors import InvalidParams, Unavailable
+from ..stores.fact_dates import date_words
+from ..stores.fact_reads import ReadsByScope
+from ..stores.fact_ranking import in_rank_order, rank_facts
+from ..stores.fact_scope import COLUMNS, SqlArgs, as_fact, normalize_text, visibility, where_sql
 from ..stores.facts import Fact, FactCounts, FactScope, Order
 from .connections import Connections
-from .facts_scope_sql import ORDER_SQL, SqlArgs, active, clauses, storable, visibility, where_sql
+from .facts_scope_sql import ORDER_SQL, POSTGRES, active, clauses, storable
+from .facts_search import PgCandidates
 from .facts_vector_rows import FactVectorRows
 from .page_load import words
 from .schema import MIGRATION_LOCK
@@ -45,8 +48,6 @@ if TYPE_CHECKING:
     from ..stores.vectors import FactVectorsStore
 
 FACTS_LOCK = MIGRATION_LOCK + 1
-COLUMNS = ("id, fact, kind, entity_slug, visibility, source, source_session, context, confidence, "
-           "notability, valid_from, valid_until, created_at, expired_at, expire_reason, superseded_by")
 # the keyword document: the text's words weigh A, its date words D (facts_search.py ranks with them)
 DOCUMENT = "setweight(to_tsvector('english', %s), 'A') || setweight(to_tsvector('english', %s), 'D')"
 # the settings of this store's sessions: a filtered HNSW scan goes on until it has its LIMIT (pgvector 0.8)
@@ -81,11 +82,6 @@ WHERE id = %s AND expired_at IS NULL
 """
 
 
-def as_fact(row: Sequence[object]) -> Fact:
-    """A `facts` row read with COLUMNS as a Fact (the columns are the fields, in order)."""
-    return Fact(*row)  # type: ignore[arg-type]
-
-
 def stored_key(key: str) -> str:
     """A call key as the table holds it: one PostgreSQL text cannot hold (a NUL, a lone surrogate)
     is kept as its digest, the same for every retry of the call."""
@@ -102,8 +98,11 @@ class _AlreadyWritten(Exception):
         self.fid = fid
 
 
-class PgFactsStore(FactVectorRows):
+class PgFactsStore(ReadsByScope, FactVectorRows):
     """The facts of one brain in a PostgreSQL database (`dsn`), shared by every front end on it."""
+
+    scope_sql = POSTGRES
+    order_sql = ORDER_SQL
 
     def __init__(self, dsn: str, *, connections: Connections | None = None):
         self.connections = connections or Connections(dsn, settings=SESSION)
@@ -192,18 +191,13 @@ class PgFactsStore(FactVectorRows):
         with self.conn() as conn:
             return [as_fact(r) for r in conn.execute(sql, params).fetchall()]
 
-    def get(self, fid: int, viewer: Viewer) -> Fact | None:
-        rows = self.select(["id = %s", *visibility(viewer)], [fid], "id", 1)
-        return rows[0] if rows else None
-
-    def listed(self, scope: FactScope, viewer: Viewer, limit: int | None) -> list[Fact]:
-        where, args = clauses(scope, viewer)
-        return self.select(where, args, ORDER_SQL[scope.order], limit)
-
     def ranked(self, query: str, scope: FactScope, viewer: Viewer, limit: int) -> list[Fact]:
-        from .facts_search import rank_facts
-
-        return rank_facts(self, self.vectors, query, scope, viewer, limit)
+        where, args = clauses(scope, viewer)
+        with self.conn() as conn:
+            ids = rank_facts(PgCandidates(conn, self.vectors, where, args), self.vectors, query, limit)
+        if not ids:
+            return []
+        return in_rank_order(self.select([*where, "id = ANY(%s)"], [*args, ids], ORDER_SQL[Order.ID], None), ids)
 
     def count(self, scope: FactScope, viewer: Viewer, cap: int) -> int:
         where, args = clauses(scope, viewer)

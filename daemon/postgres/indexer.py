@@ -1,13 +1,14 @@
 """The one vault indexer of a PostgreSQL deployment: the vault's pages kept in the page tables.
 
-The PostgreSQL twin of indexer/pages/vault_index.py, built from the same
-parts: the vault walk, ignore rules, reads and parsing of indexer/vault, the
-pairing of moved files (vault_changes.pair_renames), the rule that a page
-whose frontmatter cannot be parsed is private (docs/architecture.md,
-"Private pages"). Every change goes through `apply`, which re-reads the
-disk state of the paths it is given (events say where to look, never what
-happened): `reconcile` is a whole-vault pass (start-up, a cold load),
-`start_watching` follows watchdog events through indexer/vault/sync.py.
+The PostgreSQL side of indexer/vault/indexing_pass.py, the pass the
+embedded index (indexer/pages/vault_index.py) runs too: what changed on
+disk, which file moved, which is unchanged, too large, colliding or private
+(docs/architecture.md, "Private pages") is decided there; this class says
+how the page tables begin, store, delete and commit. Every change goes
+through `apply`, which re-reads the disk state of the paths it is given
+(events say where to look, never what happened): `reconcile` is a
+whole-vault pass (start-up, a cold load), `start_watching` follows watchdog
+events through indexer/vault/sync.py.
 
 Each batch is one transaction holding an advisory lock, so two writers (this
 process and a front end's put_page, pages_files.py) never interleave their
@@ -23,65 +24,56 @@ from __future__ import annotations
 import logging
 import threading
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, cast
 
 import psycopg
 
-from ...indexer.page_policy.problems import collision_echo
-from ...indexer.vault.frontmatter import MAX_FRONTMATTER_BYTES
-from ...indexer.vault.parse import parse_page, parse_stub
-from ...indexer.vault.scan import IGNORE_FILE, FileStat, IgnoreRules, Problem, classify, read_head, read_page, stat_page
-from ...indexer.vault.slugs import path_to_slug
+from ...indexer.vault.indexing_pass import IndexingPass, PageTableWrites, Progress, Report
+from ...indexer.vault.parse import ParsedPage
+from ...indexer.vault.scan import FileStat
 from ...indexer.vault.timestamps import now_iso
-from ...indexer.vault.vault_changes import pair_renames, scan_kinds_paths
-from ...indexer.vault.vault_files import content_hash
+from ...indexer.vault.vault_changes import PageRow, Read, disk_state
 from . import schema
-from .indexer_disk import disk_state
 from .pages_write import PgPageTables, Row
 
 log = logging.getLogger("brain.indexer.postgres")
 
 INDEX_LOCK = 0x627261696E + 20   # one writer of the page tables at a time, across processes
-BATCH_PAGES = 500                # pages per commit for events; a whole-vault pass commits less often
-FULL_BATCH_PAGES = 2000
-STUB_HEAD_BYTES = MAX_FRONTMATTER_BYTES + 8192
-Listener = Callable[[list[dict], list[int]], None]
+Listener = Callable[[list[dict[str, Any]], list[int]], None]
 
 
-class PgVaultIndexer:
+class PgVaultIndexer(IndexingPass):
     def __init__(self, vault: Path, dsn: str, *, migrate: bool = True):
-        self.vault = Path(vault)
+        super().__init__(vault)
         self.dsn = dsn
         self.conn = psycopg.connect(dsn)
         if migrate:
             schema.migrate(self.conn)
         self.tables = PgPageTables(self.conn)
-        self.rules = IgnoreRules.load(self.vault)
         self.on_chunks_changed: list[Listener] = []
-        self.sync: Any = None
-        self.last_report: dict | None = None
-        self.stats = {"parsed": 0, "touched": 0, "deleted": 0, "renamed": 0, "commits": 0, "errors": 0}
+        self.last_report: Report | None = None
+        self._careful = False
+        # a whole-vault pass knows every page: the slug owners are looked up there, not asked per file
+        self._owners: dict[str, PageRow] | None = None
         self._lock = threading.RLock()
 
     # -- the one way in -------------------------------------------------------------
 
-    def reconcile(self, progress: Callable[[int, int], None] | None = None) -> dict:
+    def reconcile(self, progress: Progress | None = None) -> Report:
         """Bring the tables in line with the whole vault."""
         return self.apply(full=True, progress=progress)
 
-    def rename(self, old_rel: str, new_rel: str) -> dict:
+    def rename(self, old_rel: str, new_rel: str) -> Report:
         return self.apply([old_rel, new_rel], moves=[(old_rel, new_rel)])
 
     def apply(self, paths: Iterable[str] = (), dirs: Iterable[str] = (), moves: Iterable[tuple[str, str]] = (),
-              *, full: bool = False, progress: Callable[[int, int], None] | None = None) -> dict:
+              *, full: bool = False, progress: Progress | None = None) -> Report:
         """Re-read the given paths (and folders, and both ends of moves) from disk and index what changed."""
         with self._lock:
-            paths, dirs, moves = set(paths), set(dirs), list(moves)
-            if IGNORE_FILE in paths or full:
-                self.rules = IgnoreRules.load(self.vault)
-                full = full or IGNORE_FILE in paths
+            path_set, dir_set, move_list = set(paths), set(dirs), list(moves)
+            full = self._reload_rules(path_set, full)
             try:
-                report = self._pass(paths, dirs, moves, full, progress, careful=False)
+                report = self._pass(path_set, dir_set, move_list, full, progress, careful=False)
             except psycopg.Error as e:
                 lost = self.conn.broken or self.conn.closed   # the server went away: try again later
                 self._recover()   # no half batch: the next apply starts clean
@@ -90,7 +82,7 @@ class PgVaultIndexer:
                 # the database refused something one page holds: again, each page on its own
                 log.warning("a batch failed (%s); applying it again a page at a time", e)
                 try:
-                    report = self._pass(paths, dirs, moves, full, progress, careful=True)
+                    report = self._pass(path_set, dir_set, move_list, full, progress, careful=True)
                 except BaseException:
                     self._recover()
                     raise
@@ -101,11 +93,17 @@ class PgVaultIndexer:
             return report
 
     def _pass(self, paths: set[str], dirs: set[str], moves: list[tuple[str, str]], full: bool,
-              progress: Callable[[int, int], None] | None, careful: bool) -> dict:
+              progress: Progress | None, careful: bool) -> Report:
         self._careful = careful
-        self._begin()
+        self._begin()   # the lock first: the rows read next stay what this batch sees
         state = disk_state(self.vault, self.rules, self.tables, paths, dirs, moves, full)
-        return self._apply(*state, moves, full, progress)
+        self._owners = {r["slug"]: r for r in state[2].values()} if full else None
+        gone_rows = self._gone_rows(state)
+        reads: dict[str, Read] = {}
+        pairs = self._pair(state, gone_rows, moves, reads)
+        report = self._index_changes(state, gone_rows, pairs, reads, full, progress)
+        self._finish()
+        return report
 
     def _recover(self) -> None:
         """Roll the open batch back; a connection the server dropped (a restart, a failover) is
@@ -121,144 +119,48 @@ class PgVaultIndexer:
         else:
             self.conn.rollback()
 
-    def _begin(self, keep_links: bool = False) -> None:
+    # -- the pass's hooks (indexing_pass.py) --------------------------------------------
+
+    def _writes(self) -> PageTableWrites:
+        return self.tables
+
+    def _open_batch(self) -> None:
         self.tables.reset()
-        if not keep_links:   # a big pass resolves every batch's links once, at its end
-            self._tails: set[str] = set()
-            self._from_ids: set[int] = set()
         self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (INDEX_LOCK,))
 
-    def _apply(self, present, gone, rows, problems, moves, full, progress) -> dict:
-        t = self.tables
-        # a whole-vault pass knows every page: the slug owners are looked up here, not asked per file
-        self._owners: dict[str, Row] | None = {r["slug"]: r for r in rows.values()} if full else None
-        gone_rows = {rel: rows[rel] for rel in gone if rel in rows}
-        reads: dict[str, tuple] = {}
-        pairs = pair_renames(self.vault, present, gone_rows, rows, moves, reads)
-        report = {"pages": len(present), "parsed": 0, "unchanged": 0, "deleted": 0, "renamed": len(pairs),
-                  "skipped": 0}
-        scan_problems, file_problems = problems
-        for d, probs in scan_problems:
-            t.replace_scan_problems(probs, d)
-        walked = scan_kinds_paths(scan_problems)
-        for rel, problem in file_problems:
-            if rel not in walked:
-                t.clear_problems(rel)
-                if problem is not None:
-                    t.add_problem(problem)
-        for row in gone_rows.values():
-            self._delete_row(row)
-            report["deleted"] += 1
-        freed = self._colliders_freed(list(gone_rows.values()) + list(pairs.values()), present)
-        work = sorted(p for p in present if p not in freed) + sorted(freed)
-        done = 0
-        for i, rel in enumerate(work):
-            try:
-                outcome = self._index_file(rel, present[rel], pairs.get(rel) or rows.get(rel), reads.pop(rel, None),
-                                           trust_stat=full)
-            except psycopg.Error as e:
-                if self.conn.broken or not self._careful:
-                    raise   # the server went away, or the batch is tried again page by page
-                log.exception("indexing %s failed", rel)
-                self.stats["errors"] += 1
-                t.clear_problems(rel)
-                t.add_problem(Problem(rel, "index_error", f"the database refused it: {type(e).__name__}: {e}"))
-                outcome = "skipped"
-            except Exception as e:   # one bad file never stops the batch
-                log.exception("indexing %s failed", rel)
-                self.stats["errors"] += 1
-                t.clear_problems(rel)
-                t.add_problem(Problem(rel, "index_error", f"could not be indexed: {type(e).__name__}: {e}"))
-                outcome = "skipped"
-            report[outcome] = report.get(outcome, 0) + 1
-            done += outcome != "unchanged"
-            if done >= (FULL_BATCH_PAGES if full else BATCH_PAGES):
-                self._finish(resolve=False)
-                self._begin(keep_links=True)
-                done = 0
-            if progress is not None and (i % 50 == 0 or i + 1 == len(work)):
-                progress(i + 1, len(work))
-        self._finish()
-        return report
+    def _failure(self, rel: str, e: Exception) -> str:
+        if isinstance(e, psycopg.Error):
+            if self.conn.broken or not self._careful:
+                raise e   # the server went away, or the batch is tried again page by page
+            return f"the database refused it: {type(e).__name__}: {e}"
+        return super()._failure(rel, e)
 
-    def _index_file(self, rel: str, st: FileStat, row: Row | None, read, trust_stat: bool) -> str:
-        t = self.tables
-        renamed = row is not None and row["path"] != rel
-        # a whole-vault pass trusts mtime and size; a path an event named is read
-        if trust_stat and row is not None and not renamed and row["mtime_ns"] == st.mtime_ns \
-                and row["size"] == st.size:
-            return "unchanged"
-        raw, text, problem = read if read is not None else read_page(self.vault, rel, st.size)
-        t.clear_problems(rel)
-        if problem is not None:
-            t.add_problem(problem)
-        stub = problem is not None and problem.kind == "too_large"
-        if stub:   # its name and frontmatter only (docs/architecture.md "Hostile content")
-            head = read_head(self.vault, rel, STUB_HEAD_BYTES)
-            raw = None if head is None else head + f"\n{st.size}".encode()
-            text = None if head is None or b"\x00" in head[:8192] else head.decode("utf-8", "replace")
-        if text is None or raw is None:   # gone since the stat, or binary
-            if row is not None:
-                self._delete_row(row)
-            return "skipped"
-        h = content_hash(raw)
-        if row is not None and not renamed and row["content_hash"] == h:
-            t.touch(row["id"], st)
-            self.stats["touched"] += 1
-            return "unchanged"
+    def _slug_owner(self, slug: str) -> PageRow | None:
+        return self._owners.get(slug) if self._owners is not None else self.tables.by_slug(slug)
+
+    def _parse(self, rel: str, text: str, stub: bool) -> ParsedPage:
         # PostgreSQL text cannot hold NUL, which a file may have past the part scanned for binary
         # (scan.read_page): shown as U+FFFD, as the embedded index shows bytes it cannot decode
-        text = text.replace("\x00", "\ufffd")
-        page = parse_stub(rel, text) if stub else parse_page(rel, text)
-        owner = self._owners.get(page.slug) if self._owners is not None else t.by_slug(page.slug)
-        if owner is not None and (row is None or owner["id"] != row["id"]):
-            t.add_problem(Problem(rel, "slug_collision", f"has the same slug {page.slug!r} as {owner['path']}, "
-                                                         "which is indexed; this file is not — rename one of them"))
-            t.add_problem(Problem(owner["path"], "slug_collision", collision_echo(rel)))
-            if renamed and row is not None:
-                self._delete_row(row)
-            return "skipped"
-        if page.frontmatter_error:
-            # what cannot be read is private (docs/architecture.md "Private pages")
-            t.add_problem(Problem(rel, "bad_frontmatter", f"{page.frontmatter_error}; the page is indexed without "
-                                                          "its frontmatter, and is private, until it is fixed"))
-        elif page.visibility_doubt:
-            t.add_problem(Problem(rel, "unclear_visibility", page.visibility_doubt))
-        pid = t.upsert(page, st, h, row, careful=self._careful)
+        return super()._parse(rel, text.replace("\x00", "\ufffd"), stub)
+
+    def _store(self, rel: str, st: FileStat, page: ParsedPage, h: str, row: PageRow | None,
+               trust_stat: bool) -> int:
+        # every row the pass holds came from these tables, or from _owners, built from their rows
+        pid = self.tables.upsert(page, st, h, cast("Row | None", row), careful=self._careful)
         if self._owners is not None:
-            if row is not None and self._owners.get(row["slug"], {}).get("id") == row["id"]:
-                del self._owners[row["slug"]]
-            self._owners[page.slug] = {"id": pid, "path": rel, "slug": page.slug, "tail": page.tail}
-        if row is None or row["slug"] != page.slug:
-            self._tails.add(page.tail)
             if row is not None:
-                self._tails.add(row["tail"])
-        self.stats["renamed"] += renamed
-        self._from_ids.add(pid)
-        self.stats["parsed"] += 1
-        return "parsed"
+                self._forget_owner(row)
+            self._owners[page.slug] = {"id": pid, "path": rel, "slug": page.slug, "tail": page.tail}
+        return pid
 
-    def _delete_row(self, row: Row) -> None:
-        if getattr(self, "_owners", None) and self._owners.get(row["slug"], {}).get("id") == row["id"]:
-            del self._owners[row["slug"]]
-        self.tables.delete(row["id"])
-        self.tables.clear_problems(row["path"])
-        self._tails.add(row["tail"])
-        self.stats["deleted"] += 1
+    def _deleted(self, row: PageRow, chunk_ids: list[int]) -> None:
+        self._forget_owner(row)
 
-    def _colliders_freed(self, deleted_rows: list[Row], present: dict[str, FileStat]) -> set[str]:
-        """A file skipped for sharing a deleted (or renamed) page's slug can now be indexed."""
-        slugs = {r["slug"] for r in deleted_rows}
-        freed: set[str] = set()
-        if not slugs:
-            return freed
-        for path in self.tables.collision_paths():
-            if path_to_slug(path) in slugs:
-                st = present.get(path) or stat_page(self.vault, path)
-                if st is not None and classify(path, self.rules) == "page":
-                    present[path] = st
-                    freed.add(path)
-        return freed
+    def _forget_owner(self, row: PageRow) -> None:
+        owners = self._owners
+        owner = owners.get(row["slug"]) if owners is not None else None
+        if owners is not None and owner is not None and owner["id"] == row["id"]:
+            del owners[row["slug"]]
 
     def _finish(self, resolve: bool = True) -> None:
         t = self.tables
@@ -277,30 +179,15 @@ class PgVaultIndexer:
                 except Exception:
                     log.warning("a chunks-changed listener failed", exc_info=True)
 
-    # -- watching, state --------------------------------------------------------------
+    # -- state ------------------------------------------------------------------------
 
-    def start_watching(self, **kw: Any) -> Any:
-        """Follow saves live (watchdog, as the embedded index does; polling when inotify runs out)."""
-        if self.sync is None:
-            from ...indexer.vault.sync import VaultSync
-
-            self.sync = VaultSync(self, **kw)
-            self.sync.start()
-        return self.sync
-
-    @property
-    def pending_events(self) -> int:
-        return self.sync.pending_count() if self.sync else 0
-
-    def problems(self) -> list[dict]:
+    def problems(self) -> list[dict[str, str]]:
         with self._lock:
             rows = self.conn.execute("SELECT path, kind, detail FROM problems ORDER BY kind, path").fetchall()
             self.conn.commit()
         return [{"path": r[0], "kind": r[1], "detail": r[2]} for r in rows]
 
     def close(self) -> None:
-        if self.sync is not None:
-            self.sync.stop()
-            self.sync = None
+        self._stop_watching()
         with self._lock:
             self.conn.close()

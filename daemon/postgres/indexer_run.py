@@ -23,6 +23,7 @@ import threading
 from pathlib import Path
 from typing import Callable
 
+from ...indexer.vault.indexing_pass import Progress, Report
 from ..stores.vectors import TextEmbedder
 from .chunk_vectors import PgChunkVectors
 from .indexer import PgVaultIndexer
@@ -31,8 +32,8 @@ log = logging.getLogger("brain.indexer.postgres")
 
 
 def index_vault(vault: Path, dsn: str, *, embedder: TextEmbedder | None = None, watch: bool = False,
-                stop: threading.Event | None = None, progress: Callable[[int, int], None] | None = None,
-                on_ready: Callable[[dict], None] | None = None) -> dict:
+                stop: threading.Event | None = None, progress: Progress | None = None,
+                on_ready: Callable[[Report], None] | None = None) -> Report:
     """Reconcile `vault` into the database at `dsn` (and embed its chunks with `embedder`); with
     `watch`, keep following saves until `stop` is set. Returns the first pass's report."""
     indexer = PgVaultIndexer(vault, dsn)

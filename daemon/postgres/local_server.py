@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 SOCKET_PORT = 5432          # with a Unix socket, only the socket file's name (.s.PGSQL.5432)
 RUN_AS_WHEN_ROOT = "nobody"
@@ -65,8 +66,8 @@ class LocalPostgres:
         assert self.root is not None
         return self.root / "data"
 
-    def _run(self, args: list[str], timeout: float) -> subprocess.CompletedProcess:
-        kw = {}
+    def _run(self, args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+        kw: dict[str, Any] = {}
         if self._as is not None:
             kw = {"user": self._as[0], "group": self._as[1], "extra_groups": []}
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C", "HOME": str(self.root)}
@@ -115,9 +116,11 @@ class LocalPostgres:
         return self.dsn
 
     def log_tail(self, lines: int = 20) -> str:
+        if self.root is None:   # stopped: its folder is gone
+            return ""
         try:
             return "\n".join((self.root / "server.log").read_text().splitlines()[-lines:])
-        except (OSError, TypeError):
+        except OSError:
             return ""
 
     def stop(self) -> None:
@@ -139,7 +142,7 @@ class LocalPostgres:
         self.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
 

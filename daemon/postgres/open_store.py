@@ -146,7 +146,7 @@ class IndexerParts:
 
     def changed_facts(self) -> list[Any]:
         """Every fact written or expired in the store since the last call, private ones included."""
-        out = []
+        out: list[Any] = []
         while True:
             batch = self.facts.facts_since(self.facts_position)
             if not batch:
@@ -154,7 +154,7 @@ class IndexerParts:
             self.facts_position = batch[-1][0]
             out.extend(f for _, f in batch)
 
-    def embed(self, embedder: Any, progress: Callable[[int, int], None] | None = None) -> dict:
+    def embed(self, embedder: Any, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
         """Give every chunk (and every fact) without a vector of this model one, then keep doing so
         for the chunks each later commit adds."""
         from ...indexer.embeddings.fact_vectors import FactVectors

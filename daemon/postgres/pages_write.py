@@ -19,7 +19,7 @@ from typing import Any
 import psycopg
 
 from ...indexer.page_policy.terms import text_key
-from ...indexer.page_policy.problems import ProblemRows
+from ...indexer.vault.problem_rows import ProblemRows
 from ...indexer.vault.parse import ParsedPage
 from ...indexer.vault.scan import FileStat, Problem
 from ...indexer.vault.slugs import normalize_alias

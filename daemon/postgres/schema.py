@@ -256,7 +256,8 @@ LATEST = max(MIGRATIONS)
 
 def version(conn: psycopg.Connection) -> int:
     """The schema version the database is at (0 before the first migration)."""
-    exists = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()[0]
-    if not exists:
+    exists = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()
+    if exists is None or not exists[0]:
         return 0
-    return conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()[0]
+    row = conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()
+    return int(row[0]) if row is not None else 0

@@ -119,6 +119,6 @@ def _record_usage(engine, name: str, caller: Caller, body: dict, is_error: bool,
         entry["budget_dropped"] = body["dropped_count"]
     if name == "entity" and not is_error:
         entry["entity_found"] = bool(body.get("found"))
-    usage = getattr(engine, "usage", None)
+    usage = engine.usage   # None: this engine keeps no usage log (daemon/stores/engine.py)
     if usage is not None:
         usage.record(entry)

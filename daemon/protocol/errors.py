@@ -39,7 +39,7 @@ class VerbError(Exception):
         self.detail = detail
 
     def envelope(self) -> dict:
-        body = {"error": self.code, "message": self.message}
+        body: dict[str, object] = {"error": self.code, "message": self.message}
         # optional keys are omitted, never null: the validator type-checks
         # every key that is present
         if self.suggestion:

@@ -50,7 +50,7 @@ class Param:
         return self.max_length or MAX_STRING_CHARS
 
     def schema(self) -> dict:
-        s = {"type": self.type, "description": self.description}
+        s: dict[str, object] = {"type": self.type, "description": self.description}
         if self.enum:
             s["enum"] = list(self.enum)
         if self.advertise_max and self.length_cap:

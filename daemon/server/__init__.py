@@ -1,6 +1,7 @@
 """The daemon process: one per vault. Its lifecycle (`process`: lock,
-start-up, shutdown; run as `python -m brain.daemon.server`), the engine that
-owns a vault's stores and models (`engine`), delta's cursors in SQLite
+start-up, shutdown; run as `python -m brain.daemon.server`), the two
+implementations of the Engine contract (`vault_engine`: one vault's stores and
+models; `store_engine`: a front end's over a shared store), delta's cursors in SQLite
 (`cursor_store`), the MCP wiring (`mcp`), the Unix
 socket transport (`socket`), checked stdio lines for `serve --no-daemon`
 (`stdio_lines`) and the local usage log (`usage`, read by

@@ -7,7 +7,7 @@ budget) resumes exactly where delivery stopped. Last writer wins. Rows idle
 for more than 7 days are removed when the store opens and on every first
 wake; each client keeps at most 1,000 rows, oldest evicted, and past 50,000
 rows in all the client holding the most loses its oldest: no client's burst
-evicts another's.
+evicts another's (the limits both cursors stores keep: daemon/stores/cursor_limits.py).
 
 Everything here fails open: a broken or unwritable store makes delta behave
 as if no cursor existed, never makes it fail.
@@ -15,23 +15,18 @@ as if no cursor existed, never makes it fail.
 
 from __future__ import annotations
 
-import datetime as _dt
 import logging
 import sqlite3
 import threading
 from pathlib import Path
 
 from ...indexer.vault.timestamps import iso, utcnow
+from ..stores.cursor_limits import MAX_ROWS_PER_CLIENT, SOURCE, cap_total, idle_cutoff
 from ..stores.cursors import Cursor
 from ..verbs.cursors import bounded
 
 log = logging.getLogger("brain.cursors")
 
-SOURCE = "default"
-IDLE_DAYS = 7
-MAX_ROWS_PER_CLIENT = 1000
-# all clients together; past it, the client with the most rows loses its oldest
-MAX_ROWS_TOTAL = 50_000
 FILE_NAME = "delta_cursors.sqlite"
 
 _SCHEMA = """
@@ -49,6 +44,9 @@ CREATE TABLE IF NOT EXISTS cursors (
 CREATE INDEX IF NOT EXISTS cursors_client ON cursors(source, client_id, touched_at);
 CREATE INDEX IF NOT EXISTS cursors_touched ON cursors(touched_at);
 """
+_BIGGEST = "SELECT source, client_id, COUNT(*) AS n FROM cursors GROUP BY source, client_id ORDER BY n DESC LIMIT 1"
+_CUT_OLDEST = ("DELETE FROM cursors WHERE rowid IN (SELECT rowid FROM cursors WHERE source = ? AND client_id = ? "
+               "ORDER BY touched_at LIMIT ?)")
 
 
 class SQLiteCursorStore:
@@ -129,26 +127,13 @@ class SQLiteCursorStore:
 
     @staticmethod
     def _cap_total(db: sqlite3.Connection) -> None:
-        """Keep the store under MAX_ROWS_TOTAL however many clients there are.
-
-        The rows go from whichever client holds the most, so a flood spread
-        over many client ids still evicts only the flooders' own cursors.
-        """
-        over = db.execute("SELECT COUNT(*) FROM cursors").fetchone()[0] - MAX_ROWS_TOTAL
-        while over > 0:
-            source, biggest, held = db.execute(
-                "SELECT source, client_id, COUNT(*) AS n FROM cursors GROUP BY source, client_id "
-                "ORDER BY n DESC LIMIT 1").fetchone()
-            cut = min(over, max(1, held - 1))
-            db.execute(
-                "DELETE FROM cursors WHERE rowid IN (SELECT rowid FROM cursors WHERE source = ? AND client_id = ? "
-                "ORDER BY touched_at LIMIT ?)", (source, biggest, cut))
-            over -= cut
+        """cursor_limits.cap_total over this file."""
+        cap_total(db.execute("SELECT COUNT(*) FROM cursors").fetchone()[0],
+                  lambda: db.execute(_BIGGEST).fetchone(), lambda *cut: db.execute(_CUT_OLDEST, cut))
 
     @staticmethod
     def _gc(db: sqlite3.Connection) -> int:
-        cutoff = iso(utcnow() - _dt.timedelta(days=IDLE_DAYS))
-        return db.execute("DELETE FROM cursors WHERE touched_at < ?", (cutoff,)).rowcount
+        return db.execute("DELETE FROM cursors WHERE touched_at < ?", (idle_cutoff(),)).rowcount
 
     def _reset(self) -> None:
         # drop a broken connection so the next call tries afresh

@@ -12,10 +12,13 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..protocol.caller import Caller
 from ..stores.auth import AuthStore
+
+if TYPE_CHECKING:
+    from .store_engine import StoreEngine
 
 log = logging.getLogger("brain.front_end")
 
@@ -23,7 +26,7 @@ log = logging.getLogger("brain.front_end")
 class FrontEnd:
     """One front end: its engine, its call function for the HTTP app, and the store's tokens."""
 
-    def __init__(self, engine: Any, auth: AuthStore, label: str):
+    def __init__(self, engine: StoreEngine, auth: AuthStore, label: str):
         from .mcp import engine_dispatcher
 
         self.engine = engine

@@ -21,7 +21,7 @@ import json
 import logging
 import threading
 import time
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Union, cast
 
 import anyio
 import mcp_types as types
@@ -32,6 +32,13 @@ from ..protocol.dispatch import dispatch
 from ..protocol.caller import Caller
 from ..protocol.errors import Unavailable
 from ..protocol.tools import REGISTRY
+
+if TYPE_CHECKING:
+    from .store_engine import StoreEngine
+    from .vault_engine import VaultEngine
+
+# the engines this process serves: one vault's, or a front end's over a shared store
+ServedEngine = Union["VaultEngine", "StoreEngine"]
 
 log = logging.getLogger("brain.mcp")
 
@@ -103,9 +110,11 @@ def tool_listing(surface: str) -> list[dict]:
 
 
 CallFn = Callable[[str, Any, Caller], "tuple[dict, bool]"]
+# the HTTP front end's: it only waits on the daemon's socket, so it runs on the event loop
+AsyncCallFn = Callable[[str, Any, Caller], "Awaitable[tuple[dict, bool]]"]
 
 
-def vault_lost_envelope(engine) -> dict | None:
+def vault_lost_envelope(engine: ServedEngine) -> dict | None:
     """An `unavailable` envelope when the vault folder went away under us, else None.
 
     When it is gone (deleted, moved, replaced), this process asks itself to
@@ -113,8 +122,7 @@ def vault_lost_envelope(engine) -> dict | None:
     every later write would be acknowledged and lost. The next command then
     starts a fresh daemon, or says the folder is missing.
     """
-    lock = getattr(engine, "lock", None)
-    why = lock.lost() if lock is not None else None
+    why = engine.vault_lost()
     if why is None:
         return None
     vault = engine.vault
@@ -136,7 +144,8 @@ def vault_lost_envelope(engine) -> dict | None:
     ).envelope()
 
 
-def engine_dispatcher(engine, *, gate: CallGate | None = None, ready: threading.Event | None = None) -> CallFn:
+def engine_dispatcher(engine: ServedEngine, *, gate: CallGate | None = None,
+                      ready: threading.Event | None = None) -> CallFn:
     """The blocking call function for an engine in this process (daemon or --no-daemon)."""
     gate = gate or CallGate()
 
@@ -164,14 +173,16 @@ def engine_dispatcher(engine, *, gate: CallGate | None = None, ready: threading.
         if name == "recall" and isinstance(arguments, dict):
             query = arguments.get("query")
             if isinstance(query, str) and query.strip():
-                engine.prefetch_embedding(query.strip(), query=True)
+                from ..verbs import steps   # the verbs load with the first call, not with this module
+
+                steps.prefetch_embedding(engine, query.strip(), query=True)
 
     dispatch_call.start_early = start_early  # type: ignore[attr-defined]
     return dispatch_call
 
 
 def build_server(
-    call: CallFn,
+    call: CallFn | AsyncCallFn,
     caller_for: Callable[[Any], Caller],
     *,
     limiter: anyio.CapacityLimiter | None = None,
@@ -188,14 +199,15 @@ def build_server(
     listings: dict[tuple[str, int], list[dict]] = {}
     call_is_async = inspect.iscoroutinefunction(call)
     # a CapacityLimiter binds to the running event loop: make them on first use
-    limiters = {"fast": limiter, "slow": slow_limiter}
+    limiters: dict[str, anyio.CapacityLimiter | None] = {"fast": limiter, "slow": slow_limiter}
 
     def limiter_for(name: str) -> anyio.CapacityLimiter:
         tool = REGISTRY.get(name)
         kind = "slow" if tool is not None and tool.slow else "fast"
-        if limiters[kind] is None:
-            limiters[kind] = anyio.CapacityLimiter(SLOW_CALL_THREADS if kind == "slow" else CALL_THREADS)
-        return limiters[kind]
+        made = limiters[kind]
+        if made is None:
+            made = limiters[kind] = anyio.CapacityLimiter(SLOW_CALL_THREADS if kind == "slow" else CALL_THREADS)
+        return made
 
     async def on_list_tools(ctx, params) -> dict:
         key = (caller_for(ctx).surface, REGISTRY.generation)
@@ -210,10 +222,10 @@ def build_server(
             start_early(params.name, params.arguments)
         # `arguments` is whatever the client sent; dispatch validates it
         if call_is_async:  # it only waits on a socket (the HTTP front end): no worker thread
-            body, is_error = await call(params.name, params.arguments, caller)
+            body, is_error = await cast(AsyncCallFn, call)(params.name, params.arguments, caller)
         else:
             body, is_error = await anyio.to_thread.run_sync(
-                call, params.name, params.arguments, caller, limiter=limiter_for(params.name)
+                cast(CallFn, call), params.name, params.arguments, caller, limiter=limiter_for(params.name)
             )
         return text_result(body, is_error)
 
@@ -232,7 +244,8 @@ def _json_kind(value) -> str:
         return "a boolean"
     if isinstance(value, (int, float)):
         return "a number"
-    return {str: "a string", list: "an array", dict: "an object"}.get(type(value), "null")
+    kinds: dict[type, str] = {str: "a string", list: "an array", dict: "an object"}
+    return kinds.get(type(value), "null")
 
 
 async def explain_invalid_params(ctx, call_next):

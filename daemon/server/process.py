@@ -146,7 +146,7 @@ def close_engine(engine, warmup: Warmup | None, wait_s: float | None = None) -> 
 
 def open_engine(places: Places, vault: Path, cfg: dict, writer: str, lock_wait_s: float):
     """The engine, holding the vault's writer lock, with synthesize's LLM provider attached."""
-    from .engine import Engine
+    from .vault_engine import VaultEngine
 
     llm = None
     try:
@@ -156,7 +156,7 @@ def open_engine(places: Places, vault: Path, cfg: dict, writer: str, lock_wait_s
         llm = provider_from_config(cfg, os.environ)
     except Exception:
         log.warning("no LLM provider: synthesize will answer `unavailable`", exc_info=True)
-    return Engine(vault, places, cfg, writer=writer, lock_wait_s=lock_wait_s, llm=llm)
+    return VaultEngine(vault, places, cfg, writer=writer, lock_wait_s=lock_wait_s, llm=llm)
 
 
 def _open_as_daemon(places: Places, vault: Path, cfg: dict, wait_s: float = 3.0, daemon_wait_s: float = 0.3):

@@ -76,7 +76,7 @@ def caller_from_preamble(pre: dict, uid: int | None, default_surface: str) -> Ca
     surface = pre.get("surface") or default_surface
     if surface not in SURFACES:
         raise ValueError(f"unknown surface {surface!r}; use one of {', '.join(SURFACES)}")
-    transport = pre.get("transport") if pre.get("transport") in ("stdio", "http") else "socket"
+    transport = str(pre["transport"]) if pre.get("transport") in ("stdio", "http") else "socket"
     claimed = pre.get("client_id")
     claimed = claimed.strip() if isinstance(claimed, str) else ""
     if pre.get("lane") == "local" and uid is not None and uid == os.getuid():

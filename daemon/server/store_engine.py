@@ -19,18 +19,19 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..protocol.caller import Caller
+from .. import config as config_mod
 from ..stores.cursors import CursorStore
-from ..stores.engine import ChatModel
+from ..stores.engine import ChatModel, UsageRecorder
 from ..stores.facts import FactsStore
 from ..stores.pages import PagesStore
-from .engine import EngineReads, WallClock
-from ...indexer.embeddings import search_modes as why
+from .wall_clock import WallClock
 
 if TYPE_CHECKING:
     from ...indexer.embeddings.embedder import Embedder
+    from ...indexer.embeddings.fact_vectors import VectorShelf
     from ...indexer.embeddings.model_loader import ModelLoader
     from ..places import Places
+    from ..stores.vectors import FactVectorsStore, TextEmbedder, VectorsStore
 
 log = logging.getLogger("brain.front_end")
 
@@ -43,7 +44,7 @@ class StoreIndex:
     pending_events = 0
 
 
-class StoreEngine(EngineReads):
+class StoreEngine:
     """The Engine (daemon/stores/engine.py) of a stateless front end over a shared store.
 
     `facts`, `pages` and `cursors` are the store's implementations of the
@@ -52,8 +53,9 @@ class StoreEngine(EngineReads):
     (indexer/embeddings/fact_vectors.py, VectorShelf)."""
 
     def __init__(self, places: Places, cfg: dict | None, *, label: str, facts: FactsStore, pages: PagesStore,
-                 cursors: CursorStore, chunk_vectors: Callable[[Any], Any] | None = None,
-                 fact_shelf: Any = None, llm: ChatModel | None = None, closers: tuple[Callable[[], None], ...] = ()):
+                 cursors: CursorStore, chunk_vectors: Callable[[TextEmbedder], VectorsStore] | None = None,
+                 fact_shelf: VectorShelf | None = None, llm: ChatModel | None = None,
+                 closers: tuple[Callable[[], None], ...] = ()):
         self.places = places
         self.cfg: dict[str, Any] = dict(cfg or {})
         self.label = label           # what `status` names: the store, never a password (see store_label)
@@ -68,9 +70,11 @@ class StoreEngine(EngineReads):
         self.index_ready = True
         self.index_progress: tuple[int, int] | None = None
         self.embedder: Embedder | None = None
-        self.vectors: Any = None
-        self.fact_vectors: Any = None
+        self.vectors: VectorsStore | None = None
+        self.fact_vectors: FactVectorsStore | None = None
         self.models: ModelLoader | None = None
+        self.shared_store = True   # other front ends answer from the same store
+        self.usage: UsageRecorder | None = None   # `brain usage` reads the daemon's log, not a front end's
         self.stopping = threading.Event()
         self.stop_requested = threading.Event()
         self._chunk_vectors = chunk_vectors
@@ -78,17 +82,18 @@ class StoreEngine(EngineReads):
         self._closers = closers
         self._closed = False
 
-    def search_pages(self, query: str, limit: int, caller: Caller,
-                     keyword_only: bool = False) -> tuple[list[dict[str, Any]], str | None]:
-        if keyword_only:
-            return self.pages.search(query, limit, caller.viewer)
-        cause = self.vectors_missing_cause()
-        if cause is not None:
-            results, _ = self.pages.search(query, limit, caller.viewer)
-            return results, cause
-        results, degraded = self.pages.search(query, limit, caller.viewer, embedder=self.embedder,
-                                              vectors=self.vectors)
-        return results, (None if degraded is None else why.VECTOR_SEARCH_FAILED)
+    def setting(self, key: str) -> Any:
+        return config_mod.get(self.cfg, key)
+
+    @property
+    def query_embedder(self) -> TextEmbedder | None:
+        """The model itself: a front end embeds a page search's query by the model the indexer
+        embedded the chunks with."""
+        return self.embedder
+
+    def vault_lost(self) -> str | None:
+        """A front end holds no vault, so none can go away under it."""
+        return None
 
     def load_models(self, background: bool = True, embedder: Embedder | None = None) -> ModelLoader:
         """Load MiniLM (or use `embedder`, already loaded); search is keyword-only until it is ready."""
@@ -120,15 +125,6 @@ class StoreEngine(EngineReads):
         self.embedder = embedder
         if self._chunk_vectors is not None:
             self.vectors = self._chunk_vectors(embedder)
-
-    def on_fact_insert(self, fid: int, text: str) -> None:
-        # at once, not later: another front end may be asked about this fact next (a
-        # shared store has no "after the answer" that every reader waits for)
-        if self.fact_vectors is not None:
-            try:
-                self.fact_vectors.store(fid, text)
-            except Exception:  # the fact is saved; its vector is made again by the backfill
-                log.warning("could not store the vector of fact %s", fid, exc_info=True)
 
     def close(self) -> None:
         self._closed = True

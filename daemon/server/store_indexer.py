@@ -6,7 +6,7 @@ It owns three writes:
   model, their chunk vectors), once in full and then live from saves;
 - facts into the vault: every fact a front end saved in the store is written
   to this device's facts log in the vault, with the store's id, so the log
-  stays the user's record (`FactsStore.mirror`);
+  stays the user's record (`SqliteFactsStore.mirror`);
 - facts into the store: facts the vault's logs hold and the store does not (a
   fresh store, `brain rebuild --store`) are put in with the same ids.
 
@@ -21,7 +21,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
-from ..facts.store import FactsStore
+from ..facts.store import SqliteFactsStore
 from ...indexer.vault.brain_folder import brain_folder
 from ..stores.facts import FactScope, Order
 from ...indexer.vault.visibility import Viewer
@@ -46,7 +46,7 @@ class StoreIndexer:
         try:
             brain_folder(self.vault)  # a real folder inside the vault, or BrainFolderError (architecture.md)
             self.parts = open_indexer_parts(self.vault, url)
-            self.log = FactsStore.for_vault(self.vault / ".brain", places.cache_dir(self.vault) / "facts.sqlite",
+            self.log = SqliteFactsStore.for_vault(self.vault / ".brain", places.cache_dir(self.vault) / "facts.sqlite",
                                             places.vault_state_dir(self.vault) / "device")
         except BaseException:
             self.lock.release()

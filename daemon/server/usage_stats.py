@@ -94,7 +94,7 @@ def stats_document(places, days: int, cfg: dict, now: _dt.datetime | None = None
     """The JSON document of `brain protocol stats --json`."""
     usage = UsageLog(places.usage_file)
     entries = usage.read()
-    doc = {"days": days}
+    doc: dict[str, object] = {"days": days}
     doc.update(aggregate(entries, days, now))
     installed = cfg.get("protocol_installed_at")
     first = min((t for t in (_parse_ts(e.get("ts")) for e in entries if e.get("verb") in VERBS) if t), default=None)

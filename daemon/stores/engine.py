@@ -1,30 +1,24 @@
-"""The Engine a verb is handed: the stores, the models and the clocks (docs/architecture.md, "Stores").
+"""The Engine a verb is handed: the stores, the models' state, the clock (docs/architecture.md, "Stores").
 
 A verb sees only this Protocol: what it reads is declared here, read-only, and
-nothing a verb does sets an attribute on the engine. The daemon's engine
-(daemon/server/engine.py) is the implementation; the entry points build it
-(the daemon, the CLI with --no-daemon) and hand it down.
+nothing a verb does sets an attribute on the engine. It names no backend: the
+embedded engine (daemon/server/vault_engine.py, VaultEngine) and a front end's
+over a shared store (daemon/server/store_engine.py, StoreEngine) both satisfy
+it (tests/engine_conformance.py, checked by tests/test_types.py). The steps
+verbs share (page search, dedup's similarity, the model's prefetch) are
+functions over it in daemon/verbs/steps.py.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import sqlite3
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import Any, Protocol
 
-from ..protocol.caller import Caller
-from ...indexer.vault.visibility import Viewer
 from .cursors import CursorStore
-from .facts import Fact, FactsStore
+from .facts import FactsStore
 from .pages import PagesStore
-from .vectors import VectorsStore
-
-if TYPE_CHECKING:  # names only: importing these loads numpy and tantivy, never on the CLI's hot path
-    from ...indexer.embeddings.embedder import Embedder
-    from ...indexer.embeddings.fact_vectors import FactVectors
-    from ...indexer.embeddings.model_loader import ModelLoader
-    from ...indexer.pages.vault_index import VaultIndex
+from .vectors import FactVectorsStore, TextEmbedder, VectorsStore
 
 
 class Clock(Protocol):
@@ -43,22 +37,52 @@ class ChatModel(Protocol):
     def configured(self) -> bool: ...
 
 
+class ModelState(Protocol):
+    """The embedding model's loader as status and page search see it
+    (indexer/embeddings/model_loader.py)."""
+
+    @property
+    def state(self) -> str:
+        """idle, loading, ready, failed, or off (indexer/embeddings/search_modes.py)."""
+        ...
+
+    def status(self) -> dict[str, Any]:
+        """state, error, phase, backend, and what embeds queries, for status and doctor."""
+        ...
+
+
+class IndexState(Protocol):
+    """The page index's bookkeeping that status reports: when it last committed, what waits."""
+
+    @property
+    def last_sync(self) -> str | None: ...
+
+    @property
+    def pending_events(self) -> int: ...
+
+
+class UsageRecorder(Protocol):
+    """Where the dispatcher writes one line per call (daemon/server/usage.py)."""
+
+    def record(self, entry: dict[str, Any]) -> None: ...
+
+
 class Engine(Protocol):
-    """What a verb may use. The daemon's engine (daemon/server/engine.py) is the implementation."""
+    """What a verb, and the dispatcher that calls it, may use of the engine."""
 
     @property
     def vault(self) -> Path:
-        """The vault folder, resolved."""
+        """The vault folder, resolved (a front end over a shared store has none: ".")."""
+        ...
+
+    @property
+    def label(self) -> str:
+        """What status names as the vault: its folder, or the store's URL without a password."""
         ...
 
     @property
     def state_dir(self) -> Path:
         """This vault's state outside the vault (device id, delta's cursors)."""
-        ...
-
-    @property
-    def page_db(self) -> sqlite3.Connection:
-        """The page tables, until every read of them goes through `pages`."""
         ...
 
     @property
@@ -78,13 +102,13 @@ class Engine(Protocol):
         ...
 
     @property
-    def fact_vectors(self) -> FactVectors | None:
+    def fact_vectors(self) -> FactVectorsStore | None:
         """Fact vectors for remember's dedup and facts search; None until the model has loaded."""
         ...
 
     @property
-    def index(self) -> VaultIndex | None:
-        """Keyword search, sync and page writes; None until the index is open."""
+    def index(self) -> IndexState | None:
+        """The page index; None until it is open (the page tools answer `unavailable` until then)."""
         ...
 
     @property
@@ -98,13 +122,29 @@ class Engine(Protocol):
         ...
 
     @property
-    def embedder(self) -> Embedder | None:
+    def embedder(self) -> TextEmbedder | None:
         """The embedding model once loaded."""
         ...
 
     @property
-    def models(self) -> ModelLoader | None:
-        """The model loader: its state (loading, ready, failed, off) and error."""
+    def query_embedder(self) -> TextEmbedder | None:
+        """What embeds a page search's query; None until the model has loaded."""
+        ...
+
+    @property
+    def models(self) -> ModelState | None:
+        """The model loader's state (loading, ready, failed, off) and error; None before it starts."""
+        ...
+
+    @property
+    def shared_store(self) -> bool:
+        """Other processes answer from the same store (front ends over PostgreSQL): a new fact's
+        vector is stored before the call answers, since the next call may reach another one."""
+        ...
+
+    @property
+    def usage(self) -> UsageRecorder | None:
+        """Where each call's usage line goes (`brain usage`); None: not recorded."""
         ...
 
     @property
@@ -117,36 +157,4 @@ class Engine(Protocol):
 
     def setting(self, key: str) -> Any:
         """The value of a setting (daemon/config.py names them and their defaults)."""
-        ...
-
-    def canonical_entity(self, name: str, caller: Caller) -> str:
-        """The slug facts about `name` are filed under, as `caller` may see the pages."""
-        ...
-
-    def search_pages(self, query: str, limit: int, caller: Caller,
-                     keyword_only: bool = False) -> tuple[list[dict[str, Any]], str | None]:
-        """Page hits and, when the vectors took no part, why (indexer/embeddings/search_modes.py)."""
-        ...
-
-    def note_retrieved(self, slugs: list[str]) -> None:
-        """Record that a search returned these pages (entity tie-breaks read it)."""
-        ...
-
-    def prefetch_embedding(self, text: str, query: bool = False) -> None:
-        """Start embedding the one text a call will need, while the call does its keyword work;
-        `query`: a search query (by the query model, when there is one)."""
-        ...
-
-    def dedup_degraded(self) -> bool:
-        """True while remember's dedup cannot compare meanings (no model yet)."""
-        ...
-
-    def fact_similarity(self, entity_slug: str, text: str, viewer: Viewer,
-                        worth_comparing: Callable[[list[Fact]], bool] | None = None) -> tuple[Fact, float] | None:
-        """(fact, cosine) of the nearest of the entity's newest active facts the viewer may see;
-        None without a model."""
-        ...
-
-    def on_fact_insert(self, fid: int, text: str) -> None:
-        """Store a new fact's embedding, for dedup and search."""
         ...

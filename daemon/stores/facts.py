@@ -47,7 +47,8 @@ class Fact:
         return value
 
 
-FACT_FIELDS = frozenset(f.name for f in fields(Fact))
+FACT_ORDER = tuple(f.name for f in fields(Fact))
+FACT_FIELDS = frozenset(FACT_ORDER)
 
 
 class Order(enum.Enum):

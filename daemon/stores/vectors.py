@@ -84,8 +84,16 @@ class FactVectorsStore(Protocol):
         """Start embedding a text a call will need; never blocks, never raises."""
         ...
 
+    def prefetch_query(self, text: str) -> None:
+        """Start embedding a search query (by the query model) a call will need; never blocks."""
+        ...
+
     def store(self, fid: int, text: str) -> None:
         """Embed and keep one fact's vector."""
+        ...
+
+    def store_later(self, fid: int, text: str) -> None:
+        """Embed and keep one fact's vector after the call has answered; reads use it meanwhile."""
         ...
 
     def nearest(self, candidates: Sequence[F], text: str) -> tuple[F, float] | None:

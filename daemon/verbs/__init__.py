@@ -1,6 +1,7 @@
 """The verbs: plain functions over an Engine that return plain dicts, one
 module per verb, plus what they share (cards, gather, cursor namespaces, the delta
-streams, synthesis, injectable text, entity slugs).
+streams, synthesis, injectable text, entity slugs, and `steps`: page search,
+dedup's similarity and the model's prefetch over the Engine contract).
 
 May import: the protocol core, the store contracts, facts, the LLM providers,
 `brain.indexer`.

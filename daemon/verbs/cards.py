@@ -21,6 +21,7 @@ from ...indexer.vault.timestamps import utcnow
 from ...indexer.vault.visibility import Viewer
 from ..protocol.caller import Caller
 from ..stores.engine import Engine
+from . import steps
 from ..stores.facts import FactScope
 from ..stores.pages import PageHead, PageLinks, TimelineEntry
 
@@ -72,7 +73,7 @@ def _resolved(engine: Engine, name: str, world_only: bool) -> tuple[list[PageHea
     rows = engine.pages.resolve_name(name, viewer)
     if rows:
         return rows, None
-    home = engine.canonical_entity(name.strip()[:MAX_NAME], WORLD if world_only else Caller.local())
+    home = steps.canonical_entity(engine, name.strip()[:MAX_NAME], WORLD if world_only else Caller.local())
     page = engine.pages.page(home, viewer) if home else None
     return ([page] if page is not None else []), home
 
@@ -210,7 +211,7 @@ def facts_only_card(engine: Engine, name: str, world_only: bool, slug: str | Non
     fields stay empty; the summary says where the facts are, never what they say.
     """
     if slug is None:
-        slug = engine.canonical_entity(name.strip()[:MAX_NAME], WORLD if world_only else Caller.local())
+        slug = steps.canonical_entity(engine, name.strip()[:MAX_NAME], WORLD if world_only else Caller.local())
     count = engine.facts.count(FactScope(entity=slug), viewer_of(world_only), ACTIVE_FACT_CAP) if slug else 0
     if not count:
         return None
@@ -238,7 +239,7 @@ def near_misses(engine: Engine, name: str, world_only: bool) -> list[dict]:
     offers, and leaving the model out keeps a miss as fast as a hit; any failure ⇒ []."""
     try:
         caller = WORLD if world_only else Caller.local()
-        hits, _degraded = engine.search_pages(name.strip()[:MAX_NAME], MAX_RUNNERS_UP, caller, keyword_only=True)
+        hits, _degraded = steps.find_pages(engine, name.strip()[:MAX_NAME], MAX_RUNNERS_UP, caller, keyword_only=True)
         hits = [h for h in hits if h.get("slug")][:MAX_RUNNERS_UP]
         if world_only and hits:
             # the search already hides private pages; check again, cheaply,

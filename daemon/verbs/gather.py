@@ -22,9 +22,10 @@ from ...indexer.vault.timestamps import iso
 from ..protocol.budget import estimate_tokens, pack_greedy
 from ..protocol.caller import Caller
 from ..stores.engine import Engine
+from . import steps
 from ..stores.facts import FactScope, Order
 from ..protocol.timeparse import parse_date
-from ..stores.pages import Chunk, PageDating
+from ..stores.pages import Chunk, PageDating, SearchHit
 
 EVIDENCE_BUDGET_TOKENS = 6000   # page text in the prompt
 PAGE_CAP_TOKENS = 1500          # one page's share, so one long page cannot crowd out the rest
@@ -149,9 +150,9 @@ def gather(engine: Engine, question: str, caller: Caller, window: Window,
            budget_tokens: int = EVIDENCE_BUDGET_TOKENS) -> Gathered:
     """Pages and facts for the question, as the caller may see them, within the budget."""
     k = 60 if window.active else 24
-    results, degraded = engine.search_pages(question, k, caller)
+    results, degraded = steps.find_pages(engine, question, k, caller)
     out = Gathered(degraded=degraded)
-    hits: list[dict] = []
+    hits: list[SearchHit] = []
     for r in results or []:
         if r.get("slug") and all(h["slug"] != r["slug"] for h in hits):
             hits.append(r)

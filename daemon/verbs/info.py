@@ -31,17 +31,17 @@ def status(engine: Engine, args: dict, caller: Caller) -> dict:
     models = engine.models.status() if engine.models is not None else None
     body = {
         # a front end over a shared store names the store (daemon/server/store_engine.py)
-        "vault": getattr(engine, "label", None) or str(engine.vault),
+        "vault": engine.label,
         "pages": counts.pages,
         "chunks": counts.chunks,
         "problems": counts.problems,
         **engine.facts.counts(caller.viewer),
         "index_ready": bool(index is not None and engine.index_ready),
-        "last_sync": getattr(index, "last_sync", None),
-        "pending_events": getattr(index, "pending_events", 0),
-        "model": getattr(embedder, "model_id", None),
+        "last_sync": index.last_sync if index is not None else None,
+        "pending_events": index.pending_events if index is not None else 0,
+        "model": embedder.model_id if embedder is not None else None,
         "model_state": models["state"] if models is not None else "not loaded",
-        "vectors_ready": bool(vectors is not None and getattr(vectors, "ready", False)),
+        "vectors_ready": bool(vectors is not None and vectors.ready),
     }
     if index is not None and not engine.index_ready and engine.index_progress:
         body["index_progress"] = list(engine.index_progress)  # (files looked at, files in the folder)

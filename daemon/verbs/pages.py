@@ -16,6 +16,7 @@ from ..protocol.limits import LIST_PAGES_LIMIT_DEFAULT, LIST_PAGES_LIMIT_MAX, SE
 from ..protocol.params import clamp_limit
 from ..protocol.caller import Caller
 from ..stores.engine import Engine
+from . import steps
 from ..protocol.errors import InvalidParams, NotFound, Unavailable
 from ..stores.pages import PagesStore
 
@@ -50,7 +51,7 @@ def get_page(engine: Engine, args: dict, caller: Caller) -> dict:
         if page is None and not _shared_name(pages, args["slug"], caller):
             # the names `entity` takes (an alias, a title, a moved page's old slug) name a page here too
             # (docs/architecture.md, "Entity identity")
-            named = engine.canonical_entity(args["slug"], caller)
+            named = steps.canonical_entity(engine, args["slug"], caller)
             if named and named != args["slug"]:
                 page = pages.get_page(named, caller.viewer)
     except PageWriteError as e:   # a page indexed as a stub (over the size limit)
@@ -74,9 +75,9 @@ def list_pages(engine: Engine, args: dict, caller: Caller) -> dict:
 def search(engine: Engine, args: dict, caller: Caller) -> dict:
     query = args["query"].strip()
     limit = clamp_limit(args.get("limit"), SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX)
-    results, degraded_cause = engine.search_pages(query, limit, caller) if query else ([], None)
+    results, degraded_cause = steps.find_pages(engine, query, limit, caller) if query else ([], None)
     body = {"results": results, **degraded_fields(degraded_cause)}
-    engine.note_retrieved([r["slug"] for r in results])
+    steps.note_retrieved(engine, [r["slug"] for r in results])
     return body
 
 

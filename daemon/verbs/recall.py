@@ -8,6 +8,7 @@ from ...indexer.vault.timestamps import iso
 from ..protocol.budget import budget_of, estimate_tokens, pack_greedy
 from ..protocol.caller import Caller
 from ..stores.engine import Engine
+from . import steps
 from ..protocol.version import PROTOCOL_VERSION
 from ..protocol.limits import RECALL_LIMIT_DEFAULT, RECALL_LIMIT_MAX
 from ..protocol.timeparse import parse_since_lenient
@@ -46,7 +47,7 @@ def _scope(engine: Engine, args: dict, caller: Caller) -> FactScope | None:
     grep = args.get("grep") or None  # over every fact in scope, before the limit
     entity = (args.get("entity") or "").strip()
     if entity:
-        return FactScope(entity=engine.canonical_entity(entity, caller), grep=grep,
+        return FactScope(entity=steps.canonical_entity(engine, entity, caller), grep=grep,
                          include_expired=include_expired, order=Order.NEWEST_VALID)
     session = args.get("session_id")
     if session:
@@ -110,8 +111,8 @@ def recall(engine: Engine, args: dict, caller: Caller) -> dict:
         # page arm's vector step and then the facts arm use it. The arms run in turn, here: run
         # side by side they fought over the interpreter lock and took longer (docs/architecture.md,
         # "On the hot path")
-        engine.prefetch_embedding(query, query=True)
-        results, degraded_cause = engine.search_pages(query, limit, caller)
+        steps.prefetch_embedding(engine, query, query=True)
+        results, degraded_cause = steps.find_pages(engine, query, limit, caller)
     rows = facts_arm(engine, args, caller, limit)
     facts = [fact_projection(r) for r in rows]
     if caller.remote:
@@ -140,7 +141,7 @@ def recall(engine: Engine, args: dict, caller: Caller) -> dict:
     if results is not None:
         body["results"] = results
         body.update(degraded_fields(degraded_cause))
-        engine.note_retrieved([r["slug"] for r in results])
+        steps.note_retrieved(engine, [r["slug"] for r in results])
     if budget is not None:
         body["budget_tokens"] = budget
         body["budget_used"] = used

@@ -8,8 +8,9 @@ from ..protocol.version import PROTOCOL_VERSION
 from ..protocol.limits import MAX_PROVENANCE_CHARS
 from ..protocol.timeparse import parse_ttl
 from ..stores.engine import Engine
+from . import steps
 from ..facts.specifics import differ_in_specifics
-from ..facts.schema import normalize_text
+from ..stores.fact_scope import normalize_text
 from ..stores.facts import Fact, FactScope, Order
 from ...indexer.vault.visibility import Viewer
 from .cursors import client_of
@@ -44,7 +45,7 @@ def remember(engine: Engine, args: dict, caller: Caller) -> dict:
     visibility = args.get("visibility") or "world"
     valid_until = parse_ttl(args.get("ttl"))
     entity = (args.get("entity") or "").strip()
-    entity_slug = engine.canonical_entity(entity, caller) if entity else None
+    entity_slug = steps.canonical_entity(engine, entity, caller) if entity else None
     # session_id is declared (docs/protocol.md §1.4 typed it); an empty one means none
     session = args.get("session_id")
     session = session if isinstance(session, str) and session else None
@@ -61,7 +62,7 @@ def remember(engine: Engine, args: dict, caller: Caller) -> dict:
         }
 
     # the model runs for this call only where dedup compares (_dedup); the new fact's vector is
-    # stored after the answer (engine.on_fact_insert)
+    # stored after the answer (steps.keep_fact_vector)
     with engine.facts.exclusive():
         if call_key is not None:
             # the key is scoped to this caller's namespace (`_call_key`): what it finds, this
@@ -78,8 +79,8 @@ def remember(engine: Engine, args: dict, caller: Caller) -> dict:
             fact=fact, kind=kind, entity_slug=entity_slug, visibility=visibility, source=provenance,
             valid_until=valid_until, source_session=session, supersede=supersede, call_key=call_key,
         )
-        degraded = verdict[2] if verdict else engine.dedup_degraded()
-        engine.on_fact_insert(fid, fact)
+        degraded = verdict[2] if verdict else steps.dedup_degraded(engine)
+        steps.keep_fact_vector(engine, fid, fact)
     return _response(fid, "superseded" if supersede else "inserted", entity_slug, valid_until, degraded)
 
 
@@ -109,7 +110,7 @@ def _replay(engine: Engine, row: Fact, fact: str) -> dict:
             f"Send a new _meta {IDEMPOTENCY_META} for a new fact; reuse a key only to retry the same call.",
         )
     status = "superseded" if engine.facts.supersedes(row.id, Viewer.owner()) else "inserted"
-    return _response(row.id, status, row.entity_slug, row.valid_until, engine.dedup_degraded())
+    return _response(row.id, status, row.entity_slug, row.valid_until, steps.dedup_degraded(engine))
 
 
 def _dedup(engine: Engine, fact: str, kind: str, entity_slug: str | None, caller: Caller):
@@ -122,13 +123,13 @@ def _dedup(engine: Engine, fact: str, kind: str, entity_slug: str | None, caller
         return None
     same = next(iter(engine.facts.listed(FactScope(entity=entity_slug, same_text=fact, order=Order.ID),
                                          caller.viewer, 1)), None)
-    degraded = engine.dedup_degraded()
+    degraded = steps.dedup_degraded(engine)
     if same is not None:
         return ("duplicate", same, degraded)  # an exact match needs no embedding
     # None without a model, or when every candidate differs in a specific (then no cosine could
     # merge them: the nearest would be kept apart below), so the model is not waited for
-    similar = engine.fact_similarity(entity_slug, fact, caller.viewer,
-                                     worth_comparing=lambda rows: _may_merge(rows, fact))
+    similar = steps.fact_similarity(engine, entity_slug, fact, caller.viewer,
+                                    worth_comparing=lambda rows: _may_merge(rows, fact))
     if similar is not None and similar[1] >= DEDUP_THRESHOLD:
         row = similar[0]
         if differ_in_specifics(row.fact, fact):

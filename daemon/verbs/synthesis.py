@@ -19,6 +19,7 @@ from ..llm.providers import LLMCallError, Provider
 from ..protocol.caller import Caller
 from ..protocol.errors import Unavailable
 from ..stores.engine import Engine
+from . import steps
 
 log = logging.getLogger("brain.synthesis")
 
@@ -204,7 +205,7 @@ def run(engine: Engine, provider: Provider, question: str, caller: Caller, windo
         code = warning_for(e)
     if code:
         warnings.append(code)
-    engine.note_retrieved(g.slugs())
+    steps.note_retrieved(engine, g.slugs())
     if parsed is not None:
         answer, sources, gaps, status = parsed["answer"], cited_sources(parsed["sources"], g), parsed["gaps"], "ok"
     elif not g.pages:

@@ -12,16 +12,14 @@ from __future__ import annotations
 import time
 from collections import deque
 from itertools import zip_longest
+from typing import Iterable
+
+from .chunk_source import ChunkSource
 
 
-def page_order(db) -> list[int]:
+def page_order(chunks: ChunkSource) -> list[int]:
     """Page ids, the likeliest to be asked about first."""
-    recent = [r[0] for r in db.execute("SELECT id FROM pages ORDER BY updated_at DESC, id")]
-    linked = [r[0] for r in db.execute(
-        "SELECT to_id FROM links WHERE to_id IS NOT NULL GROUP BY to_id "
-        "ORDER BY COUNT(DISTINCT from_id) DESC, to_id")]
-    retrieved = [r[0] for r in db.execute(
-        "SELECT id FROM pages WHERE last_retrieved_at IS NOT NULL ORDER BY last_retrieved_at DESC, id")]
+    recent, linked, retrieved = chunks.page_orders()
     seen: dict[int, None] = {}
     for trio in zip_longest(retrieved, recent, linked):
         for pid in trio:
@@ -30,15 +28,15 @@ def page_order(db) -> list[int]:
     return list(seen)
 
 
-def hash_order(db, wanted) -> list[str]:
-    """`wanted` chunk content hashes in build order (any the chunks table lacks go last)."""
+def hash_order(chunks: ChunkSource, wanted: Iterable[str]) -> list[str]:
+    """`wanted` chunk content hashes in build order (any no chunk carries go last)."""
     wanted = set(wanted)
     by_page: dict[int, list[str]] = {}
-    for pid, h in db.execute("SELECT page_id, hash FROM chunks ORDER BY page_id, ord"):
+    for pid, h in chunks.hashes_by_page():
         if h in wanted:
             by_page.setdefault(pid, []).append(h)
     out: dict[str, None] = {}
-    for pid in page_order(db):
+    for pid in page_order(chunks):
         for h in by_page.pop(pid, ()):
             out.setdefault(h, None)
     for hashes in by_page.values():  # pages with no row in the orders above (none expected)

@@ -39,6 +39,13 @@ class Embedder(Protocol):
         ...
 
 
+class LoadedEmbedder(Embedder, Protocol):
+    """An embedder a runtime loaded (runtimes.py): which one, and why not the preferred one."""
+
+    backend: str
+    fallback_reason: str | None   # None when it is the first choice
+
+
 def _pool_and_normalize(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Mean of the token vectors under the attention mask, then unit length (as sentence-transformers)."""
     m = mask[:, :, None].astype(np.float32)
@@ -58,7 +65,7 @@ class OnnxMiniLM(TwoLanes):
     """
 
     backend = "onnxruntime"
-    fallback_reason = None
+    fallback_reason: str | None = None
     # the lighter model recall's queries embed with (query_model.py), when it could be made
     for_queries: "OnnxMiniLM | None" = None
 
@@ -154,7 +161,7 @@ class MiniLMEmbedder(TwoLanes):
     """
 
     backend = "sentence-transformers"
-    fallback_reason = None
+    fallback_reason: str | None = None
     workers = 1
 
     def __init__(self, batch_size: int = 16, threads: int | None = None):

@@ -41,7 +41,7 @@ class ModelLoader:
     what a long load is doing (the one-time export).
     """
 
-    def __init__(self, factory: Callable[[], Embedder] | None = None, cache_root: Path | None = None,
+    def __init__(self, factory: Callable[[], Embedder | None] | None = None, cache_root: Path | None = None,
                  cancel: threading.Event | None = None):
         self._cancel = cancel or threading.Event()   # set: end a one-time export in progress
         if factory is None:

@@ -52,10 +52,14 @@ class ExportCancelled(RuntimeError):
     """The daemon is stopping: the export child was ended (the next start exports again)."""
 
 
-def models_root(cache_root: Path) -> Path:
+def models_root(cache_root: Path | None) -> Path:
     """Where exports live: `<cache root>/models`, or BRAIN_MODEL_CACHE (one export shared by many homes)."""
     override = os.environ.get("BRAIN_MODEL_CACHE")
-    return Path(override) if override else Path(cache_root) / "models"
+    if override:
+        return Path(override)
+    if cache_root is None:
+        raise ValueError("no cache root to keep the model export under (and no BRAIN_MODEL_CACHE)")
+    return Path(cache_root) / "models"
 
 
 def export_dir(cache_root: Path | None = None, models: Path | None = None) -> Path:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Callable
 from . import onnx_export, query_model
 
 if TYPE_CHECKING:
-    from .embedder import Embedder
+    from .embedder import LoadedEmbedder
 
 log = logging.getLogger("brain.embedder")
 
@@ -41,7 +41,7 @@ class Runtime:
     name: str                                    # the embedder's `backend`
     label: str                                   # how a fallback notice names it
     # (cache root, on_phase, cancel) → a ready embedder; raises when it cannot run here
-    load: Callable[[Path, PhaseFn | None, threading.Event | None], "Embedder"]
+    load: Callable[[Path, PhaseFn | None, threading.Event | None], "LoadedEmbedder"]
     why_not: Callable[[Exception], str] = _type_and_message   # the reason a later runtime carries
 
 
@@ -81,13 +81,13 @@ PREFERENCE = ("onnxruntime", "sentence-transformers")   # the daemon's order: th
 
 
 def load_runtime(name: str, cache_root: Path, on_phase: PhaseFn | None = None,
-                 cancel: threading.Event | None = None) -> "Embedder":
+                 cancel: threading.Event | None = None) -> "LoadedEmbedder":
     """The embedder of the runtime `name` (a key of RUNTIMES), loaded now."""
     return RUNTIMES[name].load(cache_root, on_phase, cancel)
 
 
 def load_preferred(cache_root: Path, on_phase: PhaseFn | None = None, cancel: threading.Event | None = None,
-                   order: tuple[str, ...] = PREFERENCE) -> "Embedder":
+                   order: tuple[str, ...] = PREFERENCE) -> "LoadedEmbedder":
     """The first runtime in `order` that loads; one loaded after another failed carries
     `fallback_reason`. The last one's failure is raised, and so is ExportCancelled
     (the daemon is stopping: nothing to fall back to)."""

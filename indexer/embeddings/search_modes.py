@@ -48,4 +48,4 @@ def degraded_text(body: dict) -> str | None:
     """What a person reads about a degraded search answer, or None when it was not degraded."""
     if not body.get("search_degraded"):
         return None
-    return CAUSE_TEXT.get(body.get("search_degraded_cause"), KEYWORD_ONLY_TEXT)
+    return CAUSE_TEXT.get(str(body.get("search_degraded_cause")), KEYWORD_ONLY_TEXT)

@@ -14,28 +14,21 @@ model or dimension is discarded and everything re-embedded.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 import numpy as np
 
 from . import vector_files
+from .chunk_source import ChunkSource
 
 # Tuned on real MiniLM vectors (bench/bench_vectors.py): recall@10 vs exact ≥ 0.95.
 DEFAULT_M = 32
 DEFAULT_EF_CONSTRUCTION = 200
 DEFAULT_EF = 128
 PER_HASH_CAP = 10         # chunk ids returned for one shared content
-
-
-def _sqlite_path(db: sqlite3.Connection | str | Path) -> str | None:
-    if isinstance(db, (str, Path)):
-        return str(db)
-    row = db.execute("PRAGMA database_list").fetchone()
-    return row[2] or None
 
 
 class ContentGraph:
@@ -46,27 +39,19 @@ class ContentGraph:
     vectors, `query(vec, k)` → [(chunk_id, cosine)], `save()` persists.
     """
 
-    def __init__(self, db: sqlite3.Connection | str | Path, cache_dir: Path, model_id: str, dim: int, *,
+    def __init__(self, chunks: ChunkSource, cache_dir: Path, model_id: str, dim: int, *,
                  m: int = DEFAULT_M, ef_construction: int = DEFAULT_EF_CONSTRUCTION, ef: int = DEFAULT_EF,
                  capacity: int = 1024):
         self.dir = Path(cache_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
-        path = _sqlite_path(db)
-        # our own connection: reads get a consistent snapshot and never interleave
-        # with another thread's transaction on a shared connection
-        if path:
-            self.db = sqlite3.connect(path, check_same_thread=False, timeout=30)
-            self._own_db = True
-        else:
-            self.db = db
-            self._own_db = False
+        self.chunks = chunks               # the page store's chunks (chunk_source.py); ours to close
         self.model_id = model_id
         self.dim = int(dim)
         self.m, self.ef_construction, self.ef = m, ef_construction, ef
         self.capacity = capacity         # initial slots of a new graph; grows by doubling
 
         self._lock = threading.RLock()   # the graph and every map below
-        self._index = None               # hnswlib.Index
+        self._index: Any = None          # hnswlib.Index (the library ships no types)
         self._generation = 0
         self._labels: list[str | None] = []   # label → hash (live or tombstoned)
         self._live: dict[str, int] = {}        # hash → label, searchable
@@ -157,8 +142,7 @@ class ContentGraph:
 
     def reconcile(self) -> int:
         """Diff against the whole chunks table; returns how many contents now need embedding."""
-        rows = self.db.execute("SELECT id, hash FROM chunks").fetchall()
-        current = {int(r[0]): r[1] for r in rows}
+        current = self.chunks.chunk_hashes()
         with self._lock:
             gone = [cid for cid in self._chunk_hash if cid not in current]
             changed = [(cid, h) for cid, h in current.items() if self._chunk_hash.get(cid) != h]
@@ -230,10 +214,8 @@ class ContentGraph:
             cosines = (1.0 - dists[0]).tolist()
             ranked = [(self._labels[lab], cos) for lab, cos in zip(labels[0].tolist(), cosines)]
         hashes = [h for h, _ in ranked]
-        marks = ",".join("?" * len(hashes))
         rows: dict[str, list[tuple[int, int, int]]] = {}
-        for cid, h, pid, ord_ in self.db.execute(
-                f"SELECT id, hash, page_id, ord FROM chunks WHERE hash IN ({marks}) ORDER BY id", hashes):
+        for cid, h, pid, ord_ in self.chunks.chunks_carrying(hashes):
             got = rows.setdefault(h, [])
             if len(got) < PER_HASH_CAP:
                 got.append((cid, pid, ord_))

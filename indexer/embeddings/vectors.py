@@ -10,7 +10,6 @@ committed change (`on_chunks_changed`) and embeds new content.
 from __future__ import annotations
 
 import logging
-import sqlite3
 import threading
 import time
 from collections import deque
@@ -22,6 +21,7 @@ import numpy as np
 
 from . import vector_files
 from .build_order import BuildMeter, hash_order
+from .chunk_source import ChunkSource
 from .vector_graph import DEFAULT_EF, DEFAULT_EF_CONSTRUCTION, DEFAULT_M, ContentGraph
 
 log = logging.getLogger("brain.vectors")
@@ -69,10 +69,10 @@ class ChunkVectors(ContentGraph):
     `on_chunks_changed` events; `query(vec, k)` → [(chunk_id, cosine)].
     """
 
-    def __init__(self, db: sqlite3.Connection | str | Path, cache_dir: Path, embedder, *,
+    def __init__(self, chunks: ChunkSource, cache_dir: Path, embedder, *,
                  m: int = DEFAULT_M, ef_construction: int = DEFAULT_EF_CONSTRUCTION, ef: int = DEFAULT_EF,
                  batch: int = EMBED_BATCH, save_every_s: float = SAVE_EVERY_S, capacity: int = 1024):
-        super().__init__(db, cache_dir, embedder.model_id, embedder.dim,
+        super().__init__(chunks, cache_dir, embedder.model_id, embedder.dim,
                          m=m, ef_construction=ef_construction, ef=ef, capacity=capacity)
         self.embedder = embedder
         self.batch = batch
@@ -98,9 +98,7 @@ class ChunkVectors(ContentGraph):
 
     def _texts(self, hashes: list[str]) -> dict[str, str]:
         # exactly what the chunk hash covers (heading + text), so equal hash ⇔ equal vector
-        marks = ",".join("?" * len(hashes))
-        rows = self.db.execute(
-            f"SELECT hash, heading, text FROM chunks WHERE hash IN ({marks}) GROUP BY hash", hashes)
+        rows = self.chunks.chunk_texts(hashes)
         return {h: f"{heading}\n{text}" if heading else text for h, heading, text in rows}
 
     def _take_window(self) -> list[str]:
@@ -197,7 +195,7 @@ class ChunkVectors(ContentGraph):
             wanted = list(self._pending)
         if len(wanted) <= 1:
             return
-        order = hash_order(self.db, wanted)
+        order = hash_order(self.chunks, wanted)
         with self._lock:
             still = self._pending
             self._pending = dict.fromkeys(h for h in order if h in still)
@@ -307,8 +305,7 @@ class ChunkVectors(ContentGraph):
                 self.save()
         finally:
             self.state = "closed"
-            if self._own_db:
-                self.db.close()
+            self.chunks.close()
             if got:
                 self._drain_lock.release()
 

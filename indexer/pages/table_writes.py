@@ -12,14 +12,17 @@ import json
 import sqlite3
 
 from ..vault.parse import ParsedPage
-from ..vault.vault_changes import STABLE_ID
+from ..vault.problem_rows import ProblemRows
 from ..vault.scan import FileStat, Problem
-from ..vault.slugs import normalize_alias, path_to_slug
+from ..vault.slugs import normalize_alias
 from ..vault.timestamps import iso_ns, now_iso
-from ..page_policy.problems import ProblemRows
 from ..vault.wikilinks import LinkResolver
 
 _IN_CHUNK = 900  # bound on SQL variables per statement
+# a page's frontmatter `id`, which names it whatever its file is called (vault_changes.pair_renames);
+# the LIKE spares the JSON parse on the pages that have none
+STABLE_ID = "CASE WHEN frontmatter LIKE '%\"id\"%' THEN json_extract(frontmatter, '$.id') END AS stable_id"
+_ROW = f"id, path, slug, tail, mtime_ns, size, content_hash, {STABLE_ID}"
 
 
 def _empty_queue() -> dict[str, list]:
@@ -82,9 +85,23 @@ class PageTables(ProblemRows):
 
     def manifest(self) -> dict[str, sqlite3.Row]:
         """path → (id, path, slug, tail, mtime_ns, size, content_hash, stable_id) for every page."""
-        rows = self.db.execute(f"SELECT id, path, slug, tail, mtime_ns, size, content_hash, {STABLE_ID} "
-                               "FROM pages").fetchall()
+        rows = self.db.execute(f"SELECT {_ROW} FROM pages").fetchall()
         return {r["path"]: r for r in rows}
+
+    def rows_at(self, paths: list[str]) -> dict[str, sqlite3.Row]:
+        """path → the manifest's row, of the pages at these paths (at most _IN_CHUNK of them)."""
+        rows = self.db.execute(f"SELECT {_ROW} FROM pages WHERE path IN ({','.join('?' * len(paths))})", paths)
+        return {r["path"]: r for r in rows}
+
+    def paths_under(self, folder: str) -> list[str]:
+        return [r[0] for r in self.db.execute("SELECT path FROM pages WHERE path >= ? AND path < ?",
+                                              (folder + "/", folder + "/\U0010ffff"))]
+
+    def problem_paths(self) -> set[str]:
+        return {r[0] for r in self.db.execute("SELECT DISTINCT path FROM problems")}
+
+    def collision_paths(self) -> list[str]:
+        return [r[0] for r in self.db.execute("SELECT DISTINCT path FROM problems WHERE kind = 'slug_collision'")]
 
     # -- writes ----------------------------------------------------------------
 
@@ -256,10 +273,7 @@ class PageTables(ProblemRows):
             self.db.executemany("UPDATE links SET to_id = ? WHERE id = ?", updates)
         return len(updates)
 
-    # -- problems --------------------------------------------------------------
-
-    def problem_paths(self) -> set[str]:
-        return {r[0] for r in self.db.execute("SELECT DISTINCT path FROM problems")}
+    # -- problems (the rules: vault/problem_rows.py) ------------------------------
 
     def _delete_problems(self, path: str, echo: str) -> None:
         self.db.execute("DELETE FROM problems WHERE path = ?", (path,))

@@ -2,12 +2,14 @@
 
 Every change — the start-up reconcile, a batch of watcher events, a
 put_page — goes through `apply`, which re-reads the disk state of the paths
-it is given (vault_changes.py), so events only say *where* to look, never
-*what* happened. Unchanged files (same mtime and size, or same bytes) cost
-no parse. Writes use a connection of their own; readers share the engine's
-connection and see only committed batches. The index only writes: search and
-the page reads are the pages store's (store.py, store_files.py), over the
-same tables and this keyword index.
+it is given (indexer/vault/vault_changes.py), so events only say *where* to
+look, never *what* happened. Unchanged files (same mtime and size, or same
+bytes) cost no parse. What each file becomes is decided by the pass both
+backends share (indexer/vault/indexing_pass.py); this class keeps the SQLite
+tables and the keyword index. Writes use a connection of their own; readers
+share the engine's connection and see only committed batches. The index only
+writes: search and the page reads are the pages store's (store.py,
+store_files.py), over the same tables and this keyword index.
 """
 
 from __future__ import annotations
@@ -18,33 +20,27 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, cast
 
 from .db import open_db
 from .keyword import KeywordIndex
-from ..vault.frontmatter import MAX_FRONTMATTER_BYTES
-from ..vault.parse import parse_page, parse_stub
-from ..vault.vault_files import content_hash
+from ..vault.indexing_pass import IndexingPass, PageTableWrites
+from ..vault.parse import ParsedPage
 from .page_tools import PageOps, owned_elsewhere
 from .table_writes import PageTables
-from ..page_policy.problems import collision_echo
+from ..vault.scan import FileStat
 from ..vault.timestamps import now_iso
-from ..vault.scan import IGNORE_FILE, FileStat, IgnoreRules, Problem, classify, read_head, read_page, stat_page
-from ..vault.slugs import path_to_slug
-from ..vault.vault_changes import disk_state, pair_renames, row_stable_id, scan_kinds_paths
+from ..vault.vault_changes import PageRow, Read, disk_state, row_stable_id
 
 log = logging.getLogger("brain.indexer")
 
-BATCH_PAGES = 500   # pages per commit: a `git checkout` of 1,000 files is 2 commits
-FULL_BATCH_PAGES = 2000   # a whole-vault pass commits less often (each commit fsyncs)
-STUB_HEAD_BYTES = MAX_FRONTMATTER_BYTES + 8192   # room for the largest frontmatter block read
 # how long a deleted page's bytes may come back as a moved page (the watcher's delete, then its create)
 GONE_WINDOW_S = 30.0
 
 
-class VaultIndex(PageOps):
+class VaultIndex(IndexingPass, PageOps):
     def __init__(self, vault: Path, db: sqlite3.Connection, cache_dir: Path, *, read_only: bool = False):
-        self.vault = Path(vault)
+        super().__init__(vault)
         self.db = db                     # readers: the engine's connection
         self.cache_dir = Path(cache_dir)
         self.read_only = read_only
@@ -52,11 +48,8 @@ class VaultIndex(PageOps):
         # f(moves) after an apply that changed pages' names: moves = [(old slug, new slug)] of pages whose
         # file moved, kept in the tables until every listener took them (docs/architecture.md, "Entity identity")
         self.on_pages_changed: list[Callable[[list[tuple[str, str]]], None]] = []
-        self.rules = IgnoreRules.load(self.vault)
-        self.sync = None
         self.last_sync: str | None = _meta(db, "last_sync")   # when a batch last committed
         self.last_report: dict | None = None
-        self.stats = {"parsed": 0, "touched": 0, "deleted": 0, "renamed": 0, "commits": 0, "errors": 0}
         self._lock = threading.RLock()
         self._gone: dict[str, tuple] = {}        # content hash → (slug, frontmatter id, when) of pages just deleted
         self._born: dict[str, tuple] = {}        # … and of pages just new to the index
@@ -115,8 +108,8 @@ class VaultIndex(PageOps):
             by_page.setdefault(pid, []).append((cid, heading, path, text))
         for p in pages:
             self.writing_keyword.add_page(p["id"], slug=p["slug"], title=p["title"], aliases=aliases.get(p["id"], []),
-                                  tags=json.loads(p["tags"] or "[]"), ptype=p["type"], visibility=p["visibility"],
-                                  chunks=by_page.get(p["id"], []))
+                                          tags=json.loads(p["tags"] or "[]"), ptype=p["type"], visibility=p["visibility"],
+                                          chunks=by_page.get(p["id"], []))
         self.writing_keyword.commit()
         self.writing.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('keyword_dirty', '0')")
 
@@ -135,14 +128,9 @@ class VaultIndex(PageOps):
             self._late_moves = []
             self._names_changed = False   # set by a page added, deleted, renamed or renamed inside
             paths, dirs, moves = set(paths), set(dirs), list(moves)
-            if IGNORE_FILE in paths or full:
-                self.rules = IgnoreRules.load(self.vault)
-                if IGNORE_FILE in paths:
-                    full = True
+            full = self._reload_rules(paths, full)
             try:
-                present, gone, rows, problems = disk_state(self.vault, self.rules, self.writing, paths, dirs, moves,
-                                                            full, sweep=not self.read_only)
-                report = self._apply(present, gone, rows, moves, problems, full, dirs, progress)
+                report = self._apply(paths, dirs, moves, full, progress)
             except BaseException:
                 # leave no half batch behind: the next apply starts clean
                 self.writing.rollback()
@@ -176,124 +164,51 @@ class VaultIndex(PageOps):
         """A file moved: the page keeps its id, and links follow the new name."""
         return self.apply([old_rel, new_rel], moves=[(old_rel, new_rel)])
 
-    def _apply(self, present, gone, rows, moves, problems, full, dirs, progress) -> dict:
-        t = self.writing
-        gone_rows = {rel: rows[rel] for rel in gone if rel in rows}
-        reads: dict[str, tuple] = {}
-        pairs = pair_renames(self.vault, present, gone_rows, rows, moves, reads)
-        report = {"pages": len(present), "parsed": 0, "unchanged": 0, "deleted": 0, "renamed": len(pairs), "skipped": 0}
+    def _apply(self, paths, dirs, moves, full, progress) -> dict:
+        state = disk_state(self.vault, self.rules, self._writes(), paths, dirs, moves, full)
+        gone_rows = self._gone_rows(state)
+        reads: dict[str, Read] = {}
+        pairs = self._pair(state, gone_rows, moves, reads)
         self._begin()
-        scan_problems, file_problems = problems
-        for d, probs in scan_problems:
-            t.replace_scan_problems(probs, d)
-        walked = scan_kinds_paths(scan_problems)
-        for rel, problem in file_problems:
-            if rel in walked:
-                continue
-            t.clear_problems(rel)
-            if problem is not None:
-                t.add_problem(problem)
-        for rel, row in gone_rows.items():
-            self._delete_row(row)
-            if not full:
-                self._note_gone(row)
-            report["deleted"] += 1
-        # a renamed page frees its old slug too; files waiting on a freed slug go last,
-        # after the page that held it has moved on
-        freed = self._colliders_freed(list(gone_rows.values()) + list(pairs.values()), present)
-        work = sorted(p for p in present if p not in freed) + sorted(freed)
-        total = len(work)
-        done_in_batch = 0
-        for i, rel in enumerate(work):
-            try:
-                outcome = self._index_file(rel, present[rel], pairs.get(rel) or rows.get(rel), reads.pop(rel, None),
-                                           trust_stat=full)
-            except Exception as e:  # one bad file never stops the batch
-                log.exception("indexing %s failed", rel)
-                self.stats["errors"] += 1
-                t.clear_problems(rel)
-                t.add_problem(Problem(rel, "index_error", f"could not be indexed: {type(e).__name__}: {e}"))
-                outcome = "skipped"
-            report[outcome] = report.get(outcome, 0) + 1
-            if outcome != "unchanged":
-                done_in_batch += 1
-            if done_in_batch >= (FULL_BATCH_PAGES if full else BATCH_PAGES):
-                # a big run resolves links once at the end: each batch would
-                # otherwise re-resolve every earlier link to its new pages
-                self._finish(resolve=False)
-                self._begin(keep_links=True)
-                done_in_batch = 0
-            if progress is not None and (i % 50 == 0 or i + 1 == total):
-                progress(i + 1, total)
+        report = self._index_changes(state, gone_rows, pairs, reads, full, progress)
         self._note_moves(pairs)
         self._finish()
-        if progress is not None and total == 0:
-            progress(0, 0)
         return report
 
-    def _index_file(self, rel: str, st: FileStat, row, read, trust_stat: bool = True) -> str:
+    # -- the pass's hooks (indexing_pass.py) --------------------------------------------
+
+    def _writes(self) -> PageTableWrites:
+        return self.writing
+
+    def _drop_gone(self, row: PageRow, full: bool) -> None:
+        self._delete_row(row)
+        if not full:
+            self._note_gone(row)
+
+    def _store(self, rel: str, st: FileStat, page: ParsedPage, h: str, row: PageRow | None,
+               trust_stat: bool) -> int:
         t = self.writing
         renamed = row is not None and row["path"] != rel
-        # a whole-vault pass trusts mtime+size; a path an event named is read, since a
-        # same-size save within one clock tick (or with a preserved mtime) keeps both
-        if (trust_stat and row is not None and not renamed and row["mtime_ns"] == st.mtime_ns
-                and row["size"] == st.size):
-            return "unchanged"
-        raw, text, problem = read if read is not None else read_page(self.vault, rel, st.size)
-        t.clear_problems(rel)
-        if problem is not None:
-            t.add_problem(problem)
-        stub = problem is not None and problem.kind == "too_large"
-        if stub:  # its name and frontmatter only, from the first bytes (architecture.md "Hostile content")
-            head = read_head(self.vault, rel, STUB_HEAD_BYTES)
-            raw = None if head is None else head + f"\n{st.size}".encode()   # the hash covers the size too
-            text = None if head is None or b"\x00" in head[:8192] else head.decode("utf-8", "replace")
-        if text is None or raw is None:  # gone since the stat, or binary
-            if row is not None:
-                self._delete_row(row)
-            return "skipped"
-        h = content_hash(raw)
-        if row is not None and not renamed and row["content_hash"] == h:
-            t.touch(row["id"], FileStat(rel, st.mtime_ns, st.size))
-            self.stats["touched"] += 1
-            return "unchanged"
-        page = parse_stub(rel, text) if stub else parse_page(rel, text)
-        owner = t.by_slug(page.slug)
-        if owner is not None and (row is None or owner["id"] != row["id"]):
-            t.add_problem(Problem(rel, "slug_collision", f"has the same slug {page.slug!r} as {owner['path']}, which is "
-                                                         "indexed; this file is not — rename one of them"))
-            t.add_problem(Problem(owner["path"], "slug_collision", collision_echo(rel)))
-            if renamed:
-                self._delete_row(row)
-            return "skipped"
-        if page.frontmatter_error:
-            # docs/architecture.md "Private pages": what cannot be read is private
-            t.add_problem(Problem(rel, "bad_frontmatter", f"{page.frontmatter_error}; the page is indexed without "
-                                                          "its frontmatter, and is private, until it is fixed"))
-        elif page.visibility_doubt:
-            t.add_problem(Problem(rel, "unclear_visibility", page.visibility_doubt))
         if row is None and not trust_stat:   # a whole-vault pass pairs its moves itself (pair_renames)
             self._came_back(page.slug, h, page.frontmatter.get("id"))
         before = self._names_of(row["id"]) if row is not None and not renamed else None
-        pid, added, removed, all_rows = t.upsert(page, st, h, row)
+        # every row the pass holds came from these tables (manifest, rows_at): a sqlite3.Row
+        pid, added, removed, all_rows = t.upsert(page, st, h, cast("sqlite3.Row | None", row))
         if before is None or before != self._names_of(pid):
             self._names_changed = True
-        if row is None or row["slug"] != page.slug:
-            self._tails.add(page.tail)
-            if row is not None:
-                self._tails.add(row["tail"])
-        if renamed:
-            self.stats["renamed"] += 1
-        self._from_ids.add(pid)
         if row is not None:
             self.writing_keyword.delete_page(pid)
         self.writing_keyword.add_page(pid, slug=page.slug, title=page.title, aliases=page.aliases, tags=page.tags,
-                              ptype=page.type, visibility=page.visibility,
-                              chunks=[(r["id"], r["heading"], r["heading_path"], r["text"]) for r in all_rows])
+                                      ptype=page.type, visibility=page.visibility,
+                                      chunks=[(r["id"], r["heading"], r["heading_path"], r["text"]) for r in all_rows])
         self._added.extend(added)
         self._removed.extend(removed)
-        self.stats["parsed"] += 1
-        return "parsed"
+        return pid
+
+    def _deleted(self, row: PageRow, chunk_ids: list[int]) -> None:
+        self._names_changed = True
+        self._removed.extend(chunk_ids)
+        self.writing_keyword.delete_page(row["id"])
 
     # The watcher may report a move into a folder it does not watch yet as two changes, a new file
     # and a deleted one, in either order and in batches of their own: each side is remembered for
@@ -352,32 +267,7 @@ class VaultIndex(PageOps):
             "(SELECT alias FROM aliases WHERE page_id = ? ORDER BY alias)) FROM pages WHERE id = ?", (pid, pid)).fetchone()
         return tuple(row) if row is not None else ()
 
-    def _delete_row(self, row) -> None:
-        self._names_changed = True
-        self._removed.extend(self.writing.delete(row["id"]))
-        self.writing.clear_problems(row["path"])
-        self.writing_keyword.delete_page(row["id"])
-        self._tails.add(row["tail"])
-        self.stats["deleted"] += 1
-
-    def _colliders_freed(self, deleted_rows, present) -> set[str]:
-        """A file skipped for sharing a deleted (or renamed) page's slug can now be indexed."""
-        slugs = {r["slug"] for r in deleted_rows}
-        freed: set[str] = set()
-        if not slugs:
-            return freed
-        for (path,) in self.writing.db.execute("SELECT DISTINCT path FROM problems WHERE kind = 'slug_collision'").fetchall():
-            if path_to_slug(path) in slugs:
-                st = present.get(path) or stat_page(self.vault, path)
-                if st is not None and classify(path, self.rules) == "page":
-                    present[path] = st
-                    freed.add(path)
-        return freed
-
-    def _begin(self, keep_links: bool = False) -> None:
-        if not keep_links:
-            self._tails: set[str] = set()
-            self._from_ids: set[int] = set()
+    def _open_batch(self) -> None:
         self._added: list[dict] = []
         self._removed: list[int] = []
         self.writing.begin()
@@ -405,19 +295,7 @@ class VaultIndex(PageOps):
                 except Exception:
                     log.warning("a chunks-changed listener failed", exc_info=True)
 
-    def start_watching(self, **kw):
-        """Follow saves live (watchdog; polling when inotify is exhausted)."""
-        if self.read_only or self.sync is not None:
-            return self.sync
-        from ..vault.sync import VaultSync
-
-        self.sync = VaultSync(self, **kw)
-        self.sync.start()
-        return self.sync
-
-    @property
-    def pending_events(self) -> int:
-        return self.sync.pending_count() if self.sync else 0
+    # -- state ------------------------------------------------------------------------
 
     def status(self) -> dict:
         q = lambda sql: self.db.execute(sql).fetchone()[0]  # noqa: E731
@@ -444,9 +322,7 @@ class VaultIndex(PageOps):
         return [dict(r) for r in rows]
 
     def close(self) -> None:
-        if self.sync is not None:
-            self.sync.stop()
-            self.sync = None
+        self._stop_watching()
         with self._lock:
             if self.keyword is not None:
                 self.keyword.close()

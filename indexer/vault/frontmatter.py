@@ -16,15 +16,14 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import yaml
 
 from .visibility_lines import is_plain_key, visibility_lines
 
-try:  # libyaml is an order of magnitude faster; pure Python is the fallback
-    _SafeLoader = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - depends on the wheel
-    _SafeLoader = yaml.SafeLoader
+# libyaml is an order of magnitude faster; pure Python is the fallback (a wheel built without it)
+_SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 # Real frontmatter is a few hundred bytes; 64 KB parses in ~40 ms, while the
 # 4 MB a page may hold took 2-3 s of libyaml alone.

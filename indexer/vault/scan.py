@@ -207,12 +207,12 @@ def _walk(abs_dir: str, rel_dir: str, rules: IgnoreRules, out: ScanResult, visit
             is_dir = False
         # the folder we are in is inside the vault: only a link can lead out
         target = os.path.realpath(entry.path) if entry.is_symlink() else None
-        outside = target is not None and _pages_real_path(base, target) is None
+        outside = target if target is not None and _pages_real_path(base, target) is None else None
         if is_dir:
             if rules.ignored(rel, True):
                 continue
-            if outside:
-                out.problems.append(_link_outside(rel, target))
+            if outside is not None:
+                out.problems.append(_link_outside(rel, outside))
                 continue
             try:
                 st = entry.stat(follow_symlinks=True)
@@ -236,8 +236,8 @@ def _walk(abs_dir: str, rel_dir: str, rules: IgnoreRules, out: ScanResult, visit
         if kind == "conflict":
             out.problems.append(Problem(rel, "conflict_copy", CONFLICT_FIX))
             continue
-        if outside:
-            out.problems.append(_link_outside(rel, target))
+        if outside is not None:
+            out.problems.append(_link_outside(rel, outside))
             continue
         try:
             st = entry.stat(follow_symlinks=True)

@@ -16,6 +16,7 @@ import logging
 import os
 import threading
 import time
+from typing import TYPE_CHECKING, Any
 
 from watchdog.events import (
     DirCreatedEvent, DirDeletedEvent, DirMovedEvent, FileCreatedEvent, FileDeletedEvent, FileModifiedEvent,
@@ -23,6 +24,9 @@ from watchdog.events import (
 )
 
 from .scan import IGNORE_FILE, hidden, is_markdown
+
+if TYPE_CHECKING:
+    from .indexing_pass import IndexingPass
 
 log = logging.getLogger("brain.sync")
 
@@ -47,7 +51,7 @@ class _Handler(FileSystemEventHandler):
 
 
 class VaultSync:
-    def __init__(self, index, *, debounce_s: float = DEBOUNCE_S, max_delay_s: float = MAX_DELAY_S,
+    def __init__(self, index: IndexingPass, *, debounce_s: float = DEBOUNCE_S, max_delay_s: float = MAX_DELAY_S,
                  force_polling: bool = False, poll_interval_s: float = 1.0, observer_factory=None):
         self.index = index
         self.root = os.path.realpath(index.vault)
@@ -68,8 +72,8 @@ class VaultSync:
         self._busy = False
         self._retry_s = 0.0   # pause before re-applying a batch that failed (doubles, capped)
         self._stop = False
-        self._observer = None
-        self._worker = None
+        self._observer: Any = None                  # the watchdog observer (inotify or polling)
+        self._worker: threading.Thread | None = None
 
     # -- lifecycle --------------------------------------------------------------
 
@@ -130,14 +134,15 @@ class VaultSync:
             return None
         return rel.replace(os.sep, "/")
 
-    def _wanted(self, rel: str | None, is_dir: bool) -> bool:
+    def _wanted(self, rel: str | None, is_dir: bool) -> str | None:
+        """`rel` when a change there matters, else None."""
         if rel is None:
-            return False
+            return None
         if rel == IGNORE_FILE:
-            return True
+            return rel
         if hidden(rel):
-            return False
-        return is_dir or is_markdown(rel)
+            return None
+        return rel if is_dir or is_markdown(rel) else None
 
     def note_event(self, event) -> None:
         """Record where something happened; the batch finds out what."""
@@ -150,25 +155,27 @@ class VaultSync:
                     return  # a folder's own mtime: its files report for themselves
                 hit = False
                 for rel in (src, dst):
-                    if self._wanted(rel, True):
-                        self._dirs.add(rel)
+                    folder = self._wanted(rel, True)
+                    if folder is not None:
+                        self._dirs.add(folder)
                         hit = True
                 if not hit:
                     return
             elif kind == "moved":
                 src_ok, dst_ok = self._wanted(src, False), self._wanted(dst, False)
-                if not (src_ok or dst_ok):
+                if src_ok is None and dst_ok is None:
                     return
-                if src_ok:
-                    self._paths.add(src)
-                if dst_ok:
-                    self._paths.add(dst)
-                if src_ok and dst_ok:
-                    self._moves.append((src, dst))
+                if src_ok is not None:
+                    self._paths.add(src_ok)
+                if dst_ok is not None:
+                    self._paths.add(dst_ok)
+                if src_ok is not None and dst_ok is not None:
+                    self._moves.append((src_ok, dst_ok))
             else:
-                if not self._wanted(src, False):
+                page = self._wanted(src, False)
+                if page is None:
                     return
-                self._paths.add(src)
+                self._paths.add(page)
             now = time.monotonic()
             if not self._first:
                 self._first = now

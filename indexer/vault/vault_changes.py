@@ -1,49 +1,82 @@
-"""What changed on disk, for `VaultIndex.apply` (vault_index.py).
+"""What changed on disk, for the vault indexers (indexing_pass.py and its two backends).
 
 Events only say *where* to look: `disk_state` re-reads the disk state of the
 paths, folders and moves a change names (or scans the whole vault) and
-fetches the page rows they had; `pair_renames` matches a new file to the page
-it was moved from (the watcher's moves first, then the same bytes), so a
-moved page keeps its id.
+fetches the page rows they had from the page store (`PageRows`, which each
+backend answers from the tables it owns); `pair_renames` matches a new file
+to the page it was moved from (the watcher's moves first, then the same
+bytes), so a moved page keeps its id.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import sqlite3
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any, Protocol
 
 from .atomic_files import sweep_temp_files
-from .scan import CONFLICT_FIX, FileStat, Problem, classify, outside_link, read_page, scan_vault, stat_page
+from .scan import CONFLICT_FIX, FileStat, IgnoreRules, Problem, classify, outside_link, read_page, scan_vault, \
+    stat_page
 from .frontmatter import MAX_FRONTMATTER_BYTES, split_frontmatter
 from .vault_files import content_hash
 
 log = logging.getLogger("brain.indexer")
-# a page's frontmatter `id`, which names it whatever its file is called (pair_renames);
-# the LIKE spares the JSON parse on the pages that have none
-STABLE_ID = "CASE WHEN frontmatter LIKE '%\"id\"%' THEN json_extract(frontmatter, '$.id') END AS stable_id"
 
 
-def disk_state(vault: Path, rules, tables, paths, dirs, moves, full: bool, *, sweep: bool = True):
+class PageRow(Protocol):
+    """A page's row as a store hands it to the indexer: id, path, slug, tail, mtime_ns, size,
+    content_hash, and `stable_id` (its frontmatter `id`) when the store keeps one."""
+
+    def __getitem__(self, key: str, /) -> Any: ...
+
+
+class PageRows(Protocol):
+    """What the indexer reads of the page tables (each backend's own queries)."""
+
+    def manifest(self) -> Mapping[str, PageRow]:
+        """path → row of every page."""
+        ...
+
+    def rows_at(self, paths: list[str]) -> Mapping[str, PageRow]:
+        """path → row of the pages at these paths."""
+        ...
+
+    def paths_under(self, folder: str) -> list[str]:
+        """The paths of the pages inside `folder` (vault-relative, no trailing slash)."""
+        ...
+
+    def problem_paths(self) -> set[str]:
+        """Every path with a problem recorded."""
+        ...
+
+
+Read = tuple[bytes | None, str | None, Problem | None]   # scan.read_page
+Problems = tuple[list[tuple[str, list[Problem]]], list[tuple[str, Problem | None]]]
+DiskState = tuple[dict[str, FileStat], set[str], dict[str, PageRow], Problems]
+
+
+def disk_state(vault: Path, rules: IgnoreRules, tables: PageRows, paths: set[str], dirs: set[str],
+               moves: list[tuple[str, str]], full: bool) -> DiskState:
     """(present files, gone paths, their page rows, (scan problems, file problems)) for the paths
-    (and folders, and both ends of moves) a change names; `full` scans the whole vault."""
-    t = tables
+    (and folders, and both ends of moves) a change names; `full` scans the whole vault (and sweeps
+    the temp files a crashed write left behind)."""
     present: dict[str, FileStat] = {}
     gone: set[str] = set()
     scan_problems: list[tuple[str, list[Problem]]] = []
     if full:
         res = scan_vault(vault, rules=rules)
-        if sweep and res.temp_files:
+        if res.temp_files:
             swept = sweep_temp_files(vault, res.temp_files)
             if swept:
                 log.info("removed %d temp file(s) a crashed write left behind: %s", len(swept), ", ".join(swept[:5]))
-        rows = t.manifest()
+        every = dict(tables.manifest())
         present = res.files
-        gone = set(rows) - set(present)
+        gone = set(every) - set(present)
         scan_problems.append(("", res.problems))
-        stale = {r[0] for r in t.db.execute("SELECT DISTINCT path FROM problems")} - set(present)
-        return present, gone, rows, (scan_problems, [(p, None) for p in stale])
+        stale = tables.problem_paths() - set(present)
+        return present, gone, every, (scan_problems, [(p, None) for p in stale])
     candidates = set(paths)
     for src, dst in moves:
         candidates.update((src, dst))
@@ -54,8 +87,7 @@ def disk_state(vault: Path, rules, tables, paths, dirs, moves, full: bool, *, sw
         res = scan_vault(vault, under=d, rules=rules)
         present.update(res.files)
         scan_problems.append((d, res.problems))
-        candidates.update(r[0] for r in t.db.execute(
-            "SELECT path FROM pages WHERE path >= ? AND path < ?", (d + "/", d + "/\U0010ffff")))
+        candidates.update(tables.paths_under(d))
     file_problems: list[tuple[str, Problem | None]] = []
     for rel in candidates:
         if rel in present:
@@ -71,12 +103,9 @@ def disk_state(vault: Path, rules, tables, paths, dirs, moves, full: bool, *, sw
         if kind == "page" and problem is None and os.path.lexists(vault / rel):
             problem = outside_link(vault, rel)
         file_problems.append((rel, problem))
-    rows = {}
-    for part in _parts(list(set(present) | gone)):
-        # a frontmatter `id` names the page whatever its file is called (pair_renames)
-        for r in t.db.execute(f"SELECT id, path, slug, tail, mtime_ns, size, content_hash, {STABLE_ID} FROM pages "
-                              f"WHERE path IN ({','.join('?' * len(part))})", part):
-            rows[r["path"]] = r
+    rows: dict[str, PageRow] = {}
+    for part in _parts(sorted(set(present) | gone)):
+        rows.update(tables.rows_at(part))
     return present, gone, rows, (scan_problems, file_problems)
 
 
@@ -89,8 +118,8 @@ def _stable_id(raw: bytes | None) -> str | None:
     return str(value) if isinstance(value, (str, int)) and str(value).strip() else None
 
 
-def row_stable_id(row) -> str | None:
-    """A page row's frontmatter `id` (STABLE_ID), when the store's rows carry one."""
+def row_stable_id(row: PageRow) -> str | None:
+    """A page row's frontmatter `id`, when the store's rows carry one."""
     try:
         value = row["stable_id"]
     except (KeyError, IndexError):
@@ -98,11 +127,13 @@ def row_stable_id(row) -> str | None:
     return None if value is None else str(value)
 
 
-def pair_renames(vault: Path, present, gone_rows, rows, moves, reads) -> dict:
+def pair_renames(vault: Path, present: dict[str, FileStat], gone_rows: dict[str, PageRow],
+                 rows: dict[str, PageRow], moves: list[tuple[str, str]], reads: dict[str, Read]
+                 ) -> dict[str, PageRow]:
     """New file → the row of the page it was moved from: the watcher's moves first, then the same
     bytes, then the same frontmatter `id` (a page renamed and edited at once; docs/architecture.md,
     "Entity identity")."""
-    pairs: dict[str, sqlite3.Row] = {}
+    pairs: dict[str, PageRow] = {}
     new_files = [rel for rel in present if rel not in rows]
     if not gone_rows or not new_files:
         return pairs
@@ -118,9 +149,9 @@ def pair_renames(vault: Path, present, gone_rows, rows, moves, reads) -> dict:
         got = read_page(vault, rel, present[rel].size)
         reads[rel] = got
         if got[0] is not None:
-            src = by_hash.pop(content_hash(got[0]), None)
-            if src is not None:
-                pairs[rel] = gone_rows.pop(src)
+            moved_from = by_hash.pop(content_hash(got[0]), None)
+            if moved_from is not None:
+                pairs[rel] = gone_rows.pop(moved_from)
     by_id: dict[str, list[str]] = {}
     for src, row in gone_rows.items():
         sid = row_stable_id(row)
@@ -140,10 +171,11 @@ def pair_renames(vault: Path, present, gone_rows, rows, moves, reads) -> dict:
     return pairs
 
 
-def scan_kinds_paths(scan_problems) -> set[str]:
+def scan_kinds_paths(scan_problems: list[tuple[str, list[Problem]]]) -> set[str]:
+    """The paths a walk reported a problem for (its own rows for them stand)."""
     return {p.path for _, probs in scan_problems for p in probs}
 
 
-def _parts(seq, n=900):
+def _parts(seq: list[str], n: int = 900) -> Iterator[list[str]]:   # bound on SQL variables per statement
     for i in range(0, len(seq), n):
         yield seq[i:i + n]

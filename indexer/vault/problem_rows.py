@@ -1,15 +1,16 @@
-"""What the page indexers record about files they could not index, alike on both backends.
+"""What the vault pass records about files it could not index, alike on both backends.
 
-The embedded tables (indexer/pages/table_writes.py) and the PostgreSQL ones
-(daemon/postgres/pages_write.py) keep the same problem rows by the same
-rules (`ProblemRows`), so `brain doctor` reads the same lines from either;
-each backend runs the statements in its own SQL.
+The pass (indexing_pass.py) decides which problems a file leaves; the
+embedded tables (indexer/pages/table_writes.py) and the PostgreSQL ones
+(daemon/postgres/pages_write.py) keep them by the same rules (`ProblemRows`),
+so `brain doctor` reads the same lines from either; each backend runs the
+four statements in its own SQL.
 """
 
 from __future__ import annotations
 
-from ..vault.scan import Problem
-from ..vault.slugs import path_to_slug
+from .scan import Problem
+from .slugs import path_to_slug
 
 # problems found by walking the folders, not by reading one file: a walk of a folder replaces them
 SCAN_KINDS = ("conflict_copy", "symlink_loop", "symlink_outside", "unreadable_folder")

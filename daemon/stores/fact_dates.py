@@ -1,4 +1,4 @@
-"""The dates of a fact as words a keyword query can meet.
+"""The dates of a fact as words a keyword query can meet (both facts stores index them).
 
 A fact is indexed with the words of its days beside its text: the ISO dates
 its provenance names ("chat 2023-05-07" — when it was said, which an agent
@@ -22,10 +22,10 @@ MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augus
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 
-def _days(text) -> list[_dt.date]:
+def _days(text: object) -> list[_dt.date]:
     if not isinstance(text, str):
         return []
-    out = []
+    out: list[_dt.date] = []
     for m in _ISO_DAY.finditer(text):
         try:
             out.append(_dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3))))
@@ -38,7 +38,7 @@ def day_words(day: _dt.date) -> str:
     return f"{day.year} {MONTHS[day.month - 1]} {day.day} {WEEKDAYS[day.weekday()]}"
 
 
-def date_words(valid_from, provenance, text=None) -> str:
+def date_words(valid_from: object, provenance: object, text: object = None) -> str:
     """The words of the fact's days: those its provenance names (when it was said), else the
     day it was saved, and the days its text names relative to the first of them ("yesterday",
     "3 days ago", "last Saturday"). Never raises: a malformed date only means fewer words."""
@@ -62,7 +62,7 @@ _COUNTS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 
 def _relative_days(query: str, today: _dt.date) -> list[_dt.date]:
     """The days that "3 days ago", "last Saturday" (the latest Saturday before today) and
     "the day before yesterday" name, counted from `today`."""
-    out = []
+    out: list[_dt.date] = []
     for m in _RELATIVE.finditer(query.lower()):
         if m.group("before"):
             out.append(today - _dt.timedelta(days=2))

@@ -1,34 +1,30 @@
-"""The engine: one vault's facts store, page tables, indexes and models.
+"""The embedded engine: one vault's facts store, page tables, indexes and models.
 
-Verbs receive an Engine and a Caller; they never read config or environment.
+Verbs receive an Engine (daemon/stores/engine.py) and a Caller; they never read
+config or environment.
 The engine is built by an entry point (the daemon, or the CLI with
 --no-daemon) from a Places and a config dict.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
-import logging
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Callable, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 from ...indexer.vault.brain_folder import brain_folder
 from ...indexer.pages.db import open_db
 from ...indexer.pages.store import SqlitePagesStore
-from ...indexer.embeddings import search_modes as why
 from .. import config as config_mod
-from ..verbs.entity_slugs import canonical_entity_slug
-from ..facts.store import FactsStore
-from ..stores.facts import Fact, FactScope, Order
+from ..facts.store import SqliteFactsStore
+from ..stores.facts import FactScope, Order
 from ...indexer.vault.visibility import Viewer
 from ..places import Places
-from ...indexer.vault.timestamps import now_iso, utcnow
-from ..protocol.caller import Caller
 from .cursor_store import FILE_NAME as CURSORS_FILE, SQLiteCursorStore
 from ..stores.engine import ChatModel
 from .usage import UsageLog
+from .wall_clock import WallClock
 from ..vault_lock import VaultLock
 
 if TYPE_CHECKING:  # names only: the model and the index load in the background, when asked for
@@ -37,87 +33,12 @@ if TYPE_CHECKING:  # names only: the model and the index load in the background,
     from ...indexer.embeddings.model_loader import ModelLoader
     from ...indexer.embeddings.vectors import ChunkVectors
     from ...indexer.pages.vault_index import VaultIndex
-
-log = logging.getLogger("brain.engine")
-
-
-class WallClock:
-    """The clock a daemon's verbs read (daemon/stores/engine.py, Clock)."""
-
-    def now(self) -> _dt.datetime:
-        return utcnow()
+    from ..stores.vectors import TextEmbedder
 
 
-class EngineReads:
-    """What both engines answer alike from their stores and models: the daemon's (`Engine`) and a
-    front end's over a shared store (store_engine.py). Each sets `cfg`, `pages`, `facts`, `models`,
-    `embedder`, `vectors` and `fact_vectors` in its own `__init__`."""
-
-    cfg: dict[str, Any]
-    pages: Any
-    facts: Any
-    models: "ModelLoader | None"
-    embedder: "Embedder | None"
-    vectors: Any
-    fact_vectors: "FactVectors | None"
-
-    def setting(self, key: str):
-        return config_mod.get(self.cfg, key)
-
-    def canonical_entity(self, name: str, caller: Caller) -> str:
-        return canonical_entity_slug(name, self.pages, caller.viewer, self.facts)
-
-    def vectors_missing_cause(self) -> str | None:
-        """Why a page search would leave the vectors out now; None when it would use them."""
-        state = self.models.state if self.models is not None else None
-        if state == why.MODEL_OFF or not self.setting("embeddings.enabled"):
-            return why.EMBEDDINGS_OFF
-        if state is None:
-            return why.MODEL_NOT_LOADED
-        if state == "failed":
-            return why.MODEL_FAILED
-        if state != "ready" or self.embedder is None:
-            return why.MODEL_LOADING
-        if self.vectors is None or not self.vectors.ready:
-            return why.VECTORS_BUILDING
-        return None
-
-    def note_retrieved(self, slugs: list[str]) -> None:
-        """Bump last_retrieved_at for pages a search returned (feeds entity tie-breaks)."""
-        if not slugs:
-            return
-        try:
-            self.pages.note_retrieved(slugs, now_iso())
-        except Exception:  # a read must not fail over a bookkeeping write
-            log.debug("could not bump last_retrieved_at", exc_info=True)
-
-    def dedup_degraded(self) -> bool:
-        return self.embedder is None
-
-    def fact_similarity(self, entity_slug: str, text: str, viewer: Viewer,
-                        worth_comparing: Callable[[list[Fact]], bool] | None = None) -> tuple[Fact, float] | None:
-        """(fact, cosine) of the nearest of the entity's 5 newest active facts the viewer may see
-        (§3.2), or None without a model: a remote caller is never matched against (and so never
-        learns of, or supersedes) a private fact. `worth_comparing(facts)` False: the caller's
-        answer cannot depend on the cosines, so nothing is embedded (None)."""
-        if self.fact_vectors is None:
-            return None
-        rows = self.facts.listed(FactScope(entity=entity_slug), viewer, 5)
-        if worth_comparing is not None and not worth_comparing(rows):
-            return None
-        return self.fact_vectors.nearest(rows, text)
-
-    def prefetch_embedding(self, text: str, query: bool = False) -> None:
-        """Start embedding the one text a call will need (a fact to dedup; with `query`, a search
-        query, by the query model) on another thread, so the model runs while the call does its
-        keyword work. Nothing happens without the model."""
-        fact_vectors = self.fact_vectors
-        if fact_vectors is not None and text:
-            (fact_vectors.prefetch_query if query else fact_vectors.prefetch)(text)
-
-
-class Engine(EngineReads):
-    """The daemon's implementation of the Engine a verb is handed (daemon/stores/engine.py).
+class VaultEngine:
+    """The embedded engine: the Engine a verb is handed (daemon/stores/engine.py) over one vault's
+    folder, its caches and its facts logs, used by the daemon and by the CLI's --no-daemon path.
 
     Every attribute is set here, in `__init__`; nothing sets one later from
     outside (tests/test_engine_attributes.py holds that)."""
@@ -125,6 +46,7 @@ class Engine(EngineReads):
     def __init__(self, vault: Path, places: Places, cfg: dict | None = None, *, writer: str | None = None,
                  lock_wait_s: float = 5.0, llm: ChatModel | None = None):
         self.vault: Path = Path(vault).expanduser().resolve()
+        self.label = str(self.vault)   # what status names
         self.places = places
         self.cfg: dict[str, Any] = dict(cfg or {})
         self.cache_dir: Path = places.cache_dir(self.vault)
@@ -136,7 +58,7 @@ class Engine(EngineReads):
         brain_folder(self.vault)   # a real folder inside the vault, or BrainFolderError
         # every device writes its own log under .brain/facts/; its id lives here, outside the vault
         # (docs/architecture.md, "Two devices, one vault")
-        self.facts = FactsStore.for_vault(self.vault / ".brain", self.cache_dir / "facts.sqlite",
+        self.facts = SqliteFactsStore.for_vault(self.vault / ".brain", self.cache_dir / "facts.sqlite",
                                           self.state_dir / "device")
         self.page_db: sqlite3.Connection = open_db(self.cache_dir / "index.sqlite")
         self.pages = SqlitePagesStore(self.page_db)   # the pages contract (daemon/stores/pages.py)
@@ -153,29 +75,27 @@ class Engine(EngineReads):
         self.vectors: ChunkVectors | None = None  # vector search over chunks
         self.fact_vectors: FactVectors | None = None  # fact embeddings for remember's dedup, once the model has loaded
         self.models: ModelLoader | None = None  # the model loader: state loading/ready/failed/off + error
+        self.shared_store = False  # this process alone answers from these caches
         self.llm = llm           # synthesize's provider, built by the entry point that reads the API keys
         self.stopping = threading.Event()  # set when closing begins: a model export in progress ends
         # set once when the vault went away under this process and it asked itself to stop (server/mcp.py)
         self.stop_requested = threading.Event()
         self._closed = False
 
-    # -- the vault's index and models (indexer/pages/, indexer/embeddings/model_loader.py) --------
+    def setting(self, key: str) -> Any:
+        return config_mod.get(self.cfg, key)
 
-    def search_pages(self, query: str, limit: int, caller: Caller,
-                     keyword_only: bool = False) -> tuple[list[dict], str | None]:
-        """Page hits for recall's query arm and, when the vectors took no part, why
-        (a cause named in indexer/embeddings/search_modes.py); None when they did. `keyword_only`:
-        leave the vectors out (an entity miss's near misses, docs/protocol.md §3.3)."""
-        if self.index is None:
-            return [], why.INDEX_NOT_OPEN
-        if keyword_only:
-            return self.pages.search(query, limit, caller.viewer)
-        cause = self.vectors_missing_cause()
-        embedder = self.fact_vectors.query_embedder() if self.fact_vectors is not None else self.embedder
-        results, degraded = self.pages.search(query, limit, caller.viewer, embedder=embedder, vectors=self.vectors)
-        if degraded is None:
-            return results, None
-        return results, cause or why.VECTOR_SEARCH_FAILED
+    @property
+    def query_embedder(self) -> TextEmbedder | None:
+        """The facts arm's query vectors serve the page arm too: a recall embeds its query once
+        (docs/architecture.md, "On the hot path")."""
+        return self.fact_vectors.query_embedder() if self.fact_vectors is not None else self.embedder
+
+    def vault_lost(self) -> str | None:
+        """Why the vault folder is no longer the one this engine opened (vault_lock.py); None while it is."""
+        return self.lock.lost()
+
+    # -- the vault's index and models (indexer/pages/, indexer/embeddings/model_loader.py) --------
 
     def attach_index(self, watch: bool = False, progress=None):
         """Open the vault index, reconcile it with the folder, and with `watch` follow saves live.
@@ -255,11 +175,12 @@ class Engine(EngineReads):
             return
         from ...indexer.embeddings.fact_vectors import FactVectors
         from ...indexer.embeddings.vectors import ChunkVectors
+        from ...indexer.pages.chunk_rows import ChunkRows
 
         self.fact_vectors = FactVectors(self.facts, embedder)
         self.facts.attach_vectors(self.fact_vectors)  # recall ranks by meaning too from here
         self.embedder = embedder  # dedup is live from here (candidates lacking a vector are embedded on use)
-        vectors = ChunkVectors(self.page_db, self.cache_dir, embedder)
+        vectors = ChunkVectors(ChunkRows(self.page_db), self.cache_dir, embedder)
         self.vectors = vectors  # `vectors.ready` stays False (keyword-only) until the build is done
         # set, then look: attach_index may be running in another thread (a double listener is harmless)
         index = self.index
@@ -270,13 +191,6 @@ class Engine(EngineReads):
         # facts saved while the model was loading (or before a cache rebuild) get their vectors
         self.fact_vectors.backfill(self.facts.listed(FactScope(order=Order.ID_DESC), Viewer.owner(), None))
         self.fact_vectors.load()  # the search matrix, so the first recall does not pay for it
-
-    def on_fact_insert(self, fid: int, text: str) -> None:
-        """Store a new fact's embedding, for dedup and search, after the call has answered
-        (fact_vectors.store_later: reads until then use it all the same; the backfill covers
-        facts saved before the model loaded or not yet embedded when the daemon stopped)."""
-        if self.fact_vectors is not None:
-            self.fact_vectors.store_later(fid, text)
 
     def close(self) -> None:
         self._closed = True
