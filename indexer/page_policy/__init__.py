@@ -10,7 +10,6 @@
     search_limits  how far each search arm reaches, how its hits are re-scored
     name_ranking   which pages a typed name means, best first
     page_order     the order and bounds of a page's links and linked tasks
-    problems       the problem lines both indexers record
 
 The embedded store (indexer/pages) and the PostgreSQL store (daemon/postgres)
 both rank with these, so the two answer alike; neither imports the other.
