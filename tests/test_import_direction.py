@@ -160,6 +160,7 @@ def test_the_rules_catch_a_planted_import():
         (Path("indexer/vault/parse.py"), "from ..pages.db import open_db\n"),
         (Path("indexer/embeddings/vectors.py"), "def f():\n    from ..pages import search\n"),
         (Path("daemon/postgres/page_search.py"), "from ...indexer.pages.search import search_pages\n"),
+        (Path("daemon/postgres/facts_store.py"), "from ..facts.store import SqliteFactsStore\n"),
         (Path("hooks/session_start.py"), "from ..daemon.server.usage import UsageLog\n"),
         (Path("cli/verb_main.py"), "def f():\n    from ..daemon.verbs import recall\n"),
     ]
