@@ -96,12 +96,12 @@ def bench_query(home: Path, vault: Path, n: int) -> None:
     rng = random.Random(11)
     queries = _queries(engine, n, rng)
     for q in queries[:50]:  # warm the page cache and tantivy's readers
-        engine.index.search(q, 10, viewer=Viewer.world())
+        engine.pages.search(q, 10, Viewer.world())
     search_ms, recall_ms, hits = [], [], 0
     caller = Caller(remote=True, transport="bench")
     for q in queries:
         t0 = time.perf_counter()
-        results, _ = engine.index.search(q, 10, viewer=Viewer.world())
+        results, _ = engine.pages.search(q, 10, Viewer.world())
         search_ms.append((time.perf_counter() - t0) * 1000)
         hits += bool(results)
         t0 = time.perf_counter()
@@ -138,7 +138,7 @@ def bench_save(home: Path, vault: Path, edits: int) -> None:
         else:
             path.write_text(text, encoding="utf-8")
         while True:
-            results, _ = engine.index.search(token, 3, viewer=Viewer.owner())
+            results, _ = engine.pages.search(token, 3, Viewer.owner())
             if results:
                 break
             if time.perf_counter() - t0 > 10:

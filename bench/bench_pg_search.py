@@ -135,8 +135,8 @@ def run_vault(server, label: str, vault: Path, sets: dict[str, list], model, fus
             store = PgPagesStore(dsn, vault)
             # the local lane: the owner sees private pages in both stores
             owner = Viewer.owner()
-            arms = {"embedded keyword (tantivy)": lambda q, v: e.index.search(q, K, viewer=owner)[0],
-                    "embedded hybrid": lambda q, v: e.index.search(q, K, viewer=owner, embedder=embedder,
+            arms = {"embedded keyword (tantivy)": lambda q, v: e.pages.search(q, K, owner)[0],
+                    "embedded hybrid": lambda q, v: e.pages.search(q, K, owner, embedder=embedder,
                                                                     vectors=vectors)[0],
                     "pg store (PgPagesStore.search)": lambda q, v: store.search(q, K, owner, embedder=embedder,
                                                                                  vectors=pg_vectors)[0],

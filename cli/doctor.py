@@ -114,7 +114,7 @@ def _model(ctx: DoctorContext):
 @check("held")
 def _held(ctx: DoctorContext):
     """Pages a remote caller sent onto a private page: kept aside, never written over it."""
-    from ..indexer.pages.page_tools import HELD_DIR
+    from ..indexer.vault.page_writes import HELD_DIR
 
     if ctx.vault is None:
         return

@@ -82,3 +82,14 @@ def pg_migrated_dsn(pg_server, pg_template):
     yield pg_server.dsn.replace("dbname=postgres", f"dbname={name}")
     with psycopg.connect(pg_server.dsn, autocommit=True) as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def pg_pages_store(vault, dsn):
+    """The PostgreSQL pages store over a vault its vault indexer has just loaded (the caller closes it)."""
+    from brain.daemon.postgres.indexer import PgVaultIndexer
+    from brain.daemon.postgres.pages_store import PgPagesStore
+
+    indexer = PgVaultIndexer(vault, dsn)
+    indexer.reconcile()
+    indexer.close()
+    return PgPagesStore(dsn, vault)

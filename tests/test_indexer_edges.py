@@ -34,7 +34,7 @@ def test_folder_move_keeps_ids_and_links(vault, open_index):
     assert _count(db, "SELECT COUNT(*) FROM links WHERE to_id IS NULL AND target NOT LIKE '%/%'") == 0
     assert _count(db, "SELECT COUNT(*) FROM links WHERE to_id IS NULL") == 22
     assert links_of(db, "index")[1] == ("p2", "persons/p2", "mentions", "wikilink")
-    results, _ = e.index.search("text 7", 5, viewer=Viewer.owner())
+    results, _ = e.pages.search("text 7", 5, Viewer.owner())
     assert all(not r["slug"].startswith("people/") for r in results)
     # indexing never writes into the vault (its lock file lives in .brain/)
     stray = [p for p in vault.rglob("*") if p.is_file() and ".brain" not in p.parts and not p.name.endswith(".md")]
@@ -86,7 +86,7 @@ def test_brainignore_edited_while_watching(vault, open_index):
     assert page(db, "drafts/a") is not None
     write(vault, ".brainignore", "drafts/\n")
     assert wait_for(lambda: page(db, "drafts/a") is None)
-    results, _ = e.index.search("draftword", 5, viewer=Viewer.owner())
+    results, _ = e.pages.search("draftword", 5, Viewer.owner())
     assert results == []
     write(vault, ".brainignore", "# nothing\n")
     assert wait_for(lambda: page(db, "drafts/a") is not None)
@@ -121,10 +121,10 @@ def test_put_page_accepts_every_slug_the_index_gives_out(vault, open_index):
     write(vault, "notes/v1.2 plan.md", "plan")
     write(vault, "हिन्दी.md", "hindi")
     e = open_index(vault)
-    slugs = [r["slug"] for r in e.index.list_pages(limit=10, viewer=Viewer.owner())]
+    slugs = [r["slug"] for r in e.pages.list_pages(None, 10, Viewer.owner())]
     assert sorted(slugs) == sorted(["notes/v1.2-plan", "हिन्दी"])
     for slug in slugs:
-        got = e.index.get_page(slug, viewer=Viewer.owner())
+        got = e.pages.get_page(slug, Viewer.owner())
         body = e.index.put_page(slug, got["content"] + " edited", got["hash"], viewer=Viewer.owner())
         assert body["created"] is False and body["slug"] == slug
     assert _vault_files(vault) == sorted(["notes/v1.2 plan.md", "हिन्दी.md"])
@@ -149,7 +149,7 @@ def test_a_same_size_rewrite_with_a_preserved_mtime_is_reindexed(vault, open_ind
     p.write_text("gamma words")
     os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
     e.index.apply(["notes/n.md"])
-    results, _ = e.index.search("gamma", 5, viewer=Viewer.owner())
+    results, _ = e.pages.search("gamma", 5, Viewer.owner())
     assert [r["slug"] for r in results] == ["notes/n"]
 
 
@@ -176,7 +176,7 @@ def test_a_page_edited_while_it_is_indexed_ends_with_its_latest_text(vault, open
     chunk = db.execute("SELECT c.text FROM chunks c JOIN pages p ON p.id = c.page_id WHERE p.slug = ? AND c.ord >= 0",
                        ("notes/live",)).fetchone()[0]
     assert chunk == "version v059"
-    results, _ = e.index.search("v059", 5, viewer=Viewer.owner())
+    results, _ = e.pages.search("v059", 5, Viewer.owner())
     assert [r["slug"] for r in results] == ["notes/live"] and results[0]["stale"] is False
 
 
@@ -226,7 +226,7 @@ def test_list_pages_prefix_includes_slugs_with_astral_letters(vault, open_index)
     write(vault, "math/𝔸lgebra.md", "algebra")
     write(vault, "math/basics.md", "basics")
     e = open_index(vault)
-    assert sorted(r["slug"] for r in e.index.list_pages("math/", viewer=Viewer.owner())) == ["math/basics", "math/𝔸lgebra"]
+    assert sorted(r["slug"] for r in e.pages.list_pages("math/", 50, Viewer.owner())) == ["math/basics", "math/𝔸lgebra"]
 
 
 def test_odd_files_are_indexed_or_reported_with_the_right_fix(vault, open_index):
@@ -311,7 +311,7 @@ def test_a_batch_that_fails_is_retried_not_dropped(vault, open_index):
     finally:
         other.execute("ROLLBACK")
         other.close()
-    assert wait_for(lambda: e.index.search("second", 5, viewer=Viewer.owner())[0], timeout=5)
+    assert wait_for(lambda: e.pages.search("second", 5, Viewer.owner())[0], timeout=5)
 
 
 def test_ignore_globs_do_not_reach_across_folders():

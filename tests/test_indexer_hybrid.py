@@ -25,7 +25,7 @@ def test_vectors_fuse_with_keywords_and_follow_edits(vault, open_index, minilm, 
     write(vault, "people/ann.md", "# Ann\nAnn now studies medieval poetry and old manuscripts.\n")
 
     def found_by_meaning():
-        results, degraded = e.index.search("literature scholar", 3, viewer=Viewer.world(), embedder=e.embedder, vectors=e.vectors)
+        results, degraded = e.pages.search("literature scholar", 3, Viewer.world(), embedder=e.embedder, vectors=e.vectors)
         return degraded is None and results and results[0]["slug"] == "people/ann"
 
     assert wait_for(found_by_meaning, timeout=20)

@@ -90,7 +90,7 @@ def test_bad_files_are_indexed_or_skipped_with_a_reason(vault, open_index):
     assert ("loop/again", "symlink_loop") in _problems(e)
     assert e.page_db.execute("SELECT COUNT(*) FROM links").fetchone()[0] == 5000
     assert page(e.page_db, "latin1")["title"] == "latin1"   # the file name as written
-    results, _ = e.index.search("survives", 5, viewer=Viewer.owner())
+    results, _ = e.pages.search("survives", 5, Viewer.owner())
     assert [r["slug"] for r in results] == ["bad-yaml"]
 
 

@@ -36,27 +36,27 @@ def test_hostile_query_strings_never_raise(searchable, remote):
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.text(max_size=80))
 def test_no_query_string_raises(searchable, q):
-    results, degraded = searchable.index.search(q, 10, viewer=Viewer.world())
+    results, degraded = searchable.pages.search(q, 10, Viewer.world())
     assert isinstance(results, list) and degraded == "keyword_only_no_embedding_provider"
 
 
 def test_title_and_alias_matches_rank_above_body_matches(searchable, local):
-    results, _ = searchable.index.search("sailing", 10, viewer=Viewer.owner())
+    results, _ = searchable.pages.search("sailing", 10, Viewer.owner())
     assert results[0]["slug"] == "notes/sailing-log"  # the title says it; others only mention it
-    results, _ = searchable.index.search("alice example", 10, viewer=Viewer.owner())
+    results, _ = searchable.pages.search("alice example", 10, Viewer.owner())
     assert results[0]["slug"] == "people/alice-example"
     assert results[0]["evidence"] == "exact_title_match" and results[0]["create_safety"] == "exists"
-    results, _ = searchable.index.search("AE", 10, viewer=Viewer.owner())
+    results, _ = searchable.pages.search("AE", 10, Viewer.owner())
     assert results[0]["slug"] == "people/alice-example" and results[0]["evidence"] == "alias_hit"
 
 
 def test_results_are_page_deduplicated_with_the_best_chunk(searchable):
-    results, _ = searchable.index.search("alice", 10, viewer=Viewer.owner())
+    results, _ = searchable.pages.search("alice", 10, Viewer.owner())
     slugs = [r["slug"] for r in results]
     assert len(slugs) == len(set(slugs))
     hit = next(r for r in results if r["slug"] == "people/alice-example")
     assert hit["chunk"] == "Alice likes sailing and ADR-016."  # the chunk that says "alice", not "## Work"
-    results, _ = searchable.index.search("maintains", 10, viewer=Viewer.owner())
+    results, _ = searchable.pages.search("maintains", 10, Viewer.owner())
     assert results[0]["chunk"] == "She maintains src/main.py at Acme."
 
 
@@ -77,21 +77,21 @@ def test_result_shape_evidence_and_degraded_flag(searchable, remote):
         assert 0.0 <= r["score"] <= 1.0
         assert r["provenance"] == r["slug"] and r["stale"] is False
         assert r["evidence"] in {"alias_hit", "exact_title_match", "keyword_exact", "weak_semantic"}
-    weak, _ = searchable.index.search("alice zebra quokka narwhal", 10, viewer=Viewer.world())
+    weak, _ = searchable.pages.search("alice zebra quokka narwhal", 10, Viewer.world())
     assert weak and all(r["evidence"] == "weak_semantic" and r["create_safety"] == "unknown" for r in weak
                         if r["slug"] != "people/alice-example")
-    exact, _ = searchable.index.search("sailing alice", 10, viewer=Viewer.world())
+    exact, _ = searchable.pages.search("sailing alice", 10, Viewer.world())
     assert any(r["evidence"] == "keyword_exact" and r["create_safety"] == "probable" for r in exact)
 
 
 def test_freshness_flag_turns_on_when_the_file_changes_unindexed(searchable, vault, remote):
-    results, _ = searchable.index.search("maintains", 5, viewer=Viewer.world())
+    results, _ = searchable.pages.search("maintains", 5, Viewer.world())
     assert results[0]["stale"] is False and results[0]["indexed_at"].endswith("Z")
     bump_mtime(vault / "people/alice-example.md")
-    results, _ = searchable.index.search("maintains", 5, viewer=Viewer.world())
+    results, _ = searchable.pages.search("maintains", 5, Viewer.world())
     assert results[0]["stale"] is True
     searchable.index.apply(["people/alice-example.md"])
-    results, _ = searchable.index.search("maintains", 5, viewer=Viewer.world())
+    results, _ = searchable.pages.search("maintains", 5, Viewer.world())
     assert results[0]["stale"] is False
 
 

@@ -9,7 +9,7 @@ from brain.indexer.vault.visibility import Viewer
 
 
 def _found(e, query, slug):
-    results, _ = e.index.search(query, 10, viewer=Viewer.owner())
+    results, _ = e.pages.search(query, 10, Viewer.owner())
     return slug in [r["slug"] for r in results]
 
 

@@ -137,7 +137,7 @@ def test_a_deleted_cache_is_rebuilt_with_the_same_answers(vault, open_index):
 
     shutil.rmtree(cache / "keyword")
     e2 = open_index(vault)
-    results, _ = e2.index.search("sails", 5, viewer=Viewer.owner())
+    results, _ = e2.pages.search("sails", 5, Viewer.owner())
     assert [r["slug"] for r in results] == ["people/alice-example"]
 
 
@@ -149,5 +149,5 @@ def test_a_reported_move_keeps_identity_even_when_the_content_changed(vault, ope
     write(vault, "notes/final.md", "edited after the move")
     e.index.rename("notes/draft.md", "notes/final.md")
     assert page(e.page_db, "notes/final")["id"] == pid and page(e.page_db, "notes/draft") is None
-    results, _ = e.index.search("edited", 5, viewer=Viewer.owner())
+    results, _ = e.pages.search("edited", 5, Viewer.owner())
     assert [r["slug"] for r in results] == ["notes/final"]

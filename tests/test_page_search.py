@@ -36,12 +36,12 @@ def test_a_query_equal_to_a_heading_or_title_wins(vault, open_index, local):
     for i in range(8):   # other pages, so that how rare a word is means something
         write(vault, f"notes/other-{i}.md", f"# Other {i}\nA note about lunch, budgets and the weather, number {i}.\n")
     e = open_index(vault)
-    results, _ = e.index.search("2026-11-26 — Rate limit decision", 5, viewer=Viewer.owner())
+    results, _ = e.pages.search("2026-11-26 — Rate limit decision", 5, Viewer.owner())
     assert results[0]["slug"] == "projects/payouts" and results[0]["evidence"] == "keyword_exact"
     assert results[0]["chunk"] == "Keep 50 requests per second."   # the section under that heading
-    results, _ = e.index.search("2026-11-26 rate LIMIT decision", 5, viewer=Viewer.owner())   # same words, any case
+    results, _ = e.pages.search("2026-11-26 rate LIMIT decision", 5, Viewer.owner())   # same words, any case
     assert results[0]["slug"] == "projects/payouts"
-    results, _ = e.index.search("deploy checklist", 5, viewer=Viewer.owner())
+    results, _ = e.pages.search("deploy checklist", 5, Viewer.owner())
     assert results[0]["slug"] == "notes/deploy-checklist" and results[0]["evidence"] == "exact_title_match"
     body, _ = call(e, "recall", {"query": "Deploy checklist"}, local)
     assert body["results"][0]["title"] == "Deploy checklist"
@@ -53,7 +53,7 @@ def test_titles_from_file_names_exactly_as_written(vault, open_index, remote):
     e = open_index(vault)
     titles = dict(e.page_db.execute("SELECT slug, title FROM pages").fetchall())
     assert titles == {"help/obsidian-for-ios-and-ipados": "Obsidian for iOS and iPadOS", "help/sync-on-mac": "sync-on-mac"}
-    results, _ = e.index.search("obsidian for ios and ipados", 5, viewer=Viewer.world())
+    results, _ = e.pages.search("obsidian for ios and ipados", 5, Viewer.world())
     assert results[0]["title"] == "Obsidian for iOS and iPadOS" and results[0]["evidence"] == "exact_title_match"
     body, _ = call(e, "entity", {"name": "Obsidian for iOS and iPadOS"}, remote)
     assert body["card"]["entity"]["title"] == "Obsidian for iOS and iPadOS"
@@ -65,7 +65,7 @@ def test_aliases_keep_their_case_for_display_and_match_any_case(vault, open_inde
     body, _ = call(e, "entity", {"name": "dr. HOFFMANN"}, remote)
     assert body["card"]["aka"] == ["Dr. Hoffmann", "iPadOS person", "LH"]
     for q in ("lh", "LH", "IPADOS PERSON"):
-        results, _ = e.index.search(q, 5, viewer=Viewer.world())
+        results, _ = e.pages.search(q, 5, Viewer.world())
         assert results[0]["slug"] == "people/lena" and results[0]["evidence"] == "alias_hit", q
 
 
@@ -74,7 +74,7 @@ def test_the_snippet_is_the_passage_that_matched(vault, open_index, remote):
             "Then write the results into the handover channel.\n\n" + FILLER * 4 + "\n")
     write(vault, "notes/runbook.md", text)
     e = open_index(vault)
-    results, _ = e.index.search("rehearse failover", 5, viewer=Viewer.world())
+    results, _ = e.pages.search("rehearse failover", 5, Viewer.world())
     passage = results[0]["chunk"]
     assert "rehearse the failover" in passage and passage in text   # a verbatim slice a renderer can re-find
     assert len(passage) <= 240 and not passage.startswith("Nothing to see")
@@ -83,12 +83,12 @@ def test_the_snippet_is_the_passage_that_matched(vault, open_index, remote):
                                      "fast while the nightly reconciliation jobs replay a whole month; agreed for GA,\n"
                                      "  not for the first cut-over.\n- Tom moved the Classic switch-off to March.\n")
     e.index.apply(["notes/wrapped.md"])
-    results, _ = e.index.search("classic switch-off", 5, viewer=Viewer.world())
+    results, _ = e.pages.search("classic switch-off", 5, Viewer.world())
     assert results[0]["chunk"].startswith("- ") and "Classic switch-off" in results[0]["chunk"]
     # a chunk short enough is shown whole
     write(vault, "notes/short.md", "# Short\nOne line about the quokka.\n")
     e.index.apply(["notes/short.md"])
-    results, _ = e.index.search("quokka", 5, viewer=Viewer.world())
+    results, _ = e.pages.search("quokka", 5, Viewer.world())
     assert results[0]["chunk"] == "One line about the quokka."
 
 
@@ -98,7 +98,7 @@ def test_a_right_first_hit_is_not_labelled_weak(sample_vault, open_index, remote
                     ("what does Priya want at the top of every design doc?", "people/priya-raman"),
                     ("how long should the old and new key both work during a rotation?",
                      "notes/how-to-rotate-api-keys")]:
-        results, _ = e.index.search(q, 5, viewer=Viewer.world())
+        results, _ = e.pages.search(q, 5, Viewer.world())
         assert results[0]["slug"] == want, (q, slugs(results))
         assert results[0]["evidence"] != "weak_semantic" and results[0]["create_safety"] != "unknown", q
         assert all(r["evidence"] == "weak_semantic" for r in results[3:]), q   # the tail is only related
@@ -125,7 +125,7 @@ def test_an_index_from_before_the_fields_is_rebuilt_not_mixed(vault, open_index,
     db.close()
     e = open_index(vault)
     assert e.index.keyword.fresh   # the old keyword index was thrown away and rebuilt
-    results, _ = e.index.search("Sync", 5, viewer=Viewer.owner())
+    results, _ = e.pages.search("Sync", 5, Viewer.owner())
     assert slugs(results) == ["help/obsidian-for-ios-and-ipados"] and results[0]["evidence"] == "keyword_exact"
     assert results[0]["title"] == "Obsidian for iOS and iPadOS"
     body, _ = call(e, "entity", {"name": "ipados"}, local)

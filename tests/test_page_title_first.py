@@ -21,11 +21,11 @@ def test_a_singular_query_finds_the_page_titled_in_the_plural_first(vault, open_
     e = open_index(vault)
     for query, slug in (("hotkey", "help/hotkeys"), ("Hotkeys", "help/hotkeys"), ("theme", "help/themes"),
                         ("category", "help/categories")):
-        results, _ = e.index.search(query, 5, viewer=Viewer.owner())
+        results, _ = e.pages.search(query, 5, Viewer.owner())
         assert results[0]["slug"] == slug, (query, [r["slug"] for r in results])
         assert results[0]["evidence"] == "exact_title_match"
     # the pages that carry it as a heading still follow, before those that only mention it
-    results, _ = e.index.search("hotkey", 5, viewer=Viewer.owner())
+    results, _ = e.pages.search("hotkey", 5, Viewer.owner())
     order = [r["slug"] for r in results]
     assert order[0] == "help/hotkeys" and set(order[1:3]) == {"help/glossary", "help/settings"}, order
     body, _ = call(e, "recall", {"query": "hotkey"}, local)
@@ -43,5 +43,5 @@ def test_a_prefixed_hyphenated_title_beats_long_pages_that_mention_its_word(vaul
         write(vault, f"commands/tool-other-{i}.md", f"---\ntitle: tool-other-{i}\n---\nDoes thing {i}.\n")
     e = open_index(vault)
     for query in ("cache", "clear the cache", "caches", "manipulate the cache folder"):
-        results, _ = e.index.search(query, 5, viewer=Viewer.owner())
+        results, _ = e.pages.search(query, 5, Viewer.owner())
         assert results[0]["slug"] == "commands/tool-cache", (query, [r["slug"] for r in results])

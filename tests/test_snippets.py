@@ -19,7 +19,7 @@ def test_a_question_about_restoring_shows_the_restore_passage(vault, open_index)
           "To delete a note, select it and press Delete; deleted notes go to the trash.\n\n"
           "To restore a note, open the trash, select it and choose Restore.\n\n" + FILLER + "\n")
     e = open_index(vault)
-    results, _ = e.index.search("how do I restore a deleted note", 5, viewer=Viewer.owner())
+    results, _ = e.pages.search("how do I restore a deleted note", 5, Viewer.owner())
     hit = next(r for r in results if r["slug"] == "help/trash")
     assert hit["chunk"].startswith("To restore a note"), hit["chunk"]
 
@@ -29,7 +29,7 @@ def test_a_table_row_shows_under_its_header(vault, open_index):
     write(vault, "help/Commands.md", "# Commands\n| Command | What it does |\n|---|---|\n" + rows +
           "\n| npm shrink | squeezes the lockfile down |\n")
     e = open_index(vault)
-    results, _ = e.index.search("squeeze the lockfile", 5, viewer=Viewer.owner())
+    results, _ = e.pages.search("squeeze the lockfile", 5, Viewer.owner())
     lines = results[0]["chunk"].splitlines()
     assert lines[0] == "| Command | What it does |" and lines[1] == "|---|---|", lines
     assert "| npm shrink | squeezes the lockfile down |" in lines
@@ -39,7 +39,7 @@ def test_a_match_inside_code_shows_the_whole_fenced_block(vault, open_index):
     write(vault, "help/Deploy.md", "# Deploy\n" + FILLER + "\n\n```bash\nmake build\n\nrsync dist/ prod:/srv/site\n```\n\n"
           + FILLER + "\n")
     e = open_index(vault)
-    results, _ = e.index.search("rsync", 5, viewer=Viewer.owner())
+    results, _ = e.pages.search("rsync", 5, Viewer.owner())
     assert results[0]["chunk"] == "```bash\nmake build\n\nrsync dist/ prod:/srv/site\n```"
 
 
@@ -47,6 +47,6 @@ def test_a_list_passage_keeps_its_bullets_and_a_page_card_is_not_the_passage(vau
     write(vault, "help/Sync.md", "---\ndescription: Keep notes the same on every device\n---\n# Sync\n"
           + FILLER + "\n\n- Turn sync on in Settings.\n- Pick the vault to keep in step across devices.\n\n" + FILLER)
     e = open_index(vault)
-    results, _ = e.index.search("keep the vault in step", 5, viewer=Viewer.owner())
+    results, _ = e.pages.search("keep the vault in step", 5, Viewer.owner())
     assert results[0]["slug"] == "help/sync"
     assert results[0]["chunk"].startswith("- Turn sync on"), results[0]["chunk"]

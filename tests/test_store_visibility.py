@@ -21,6 +21,7 @@ import typing
 import pytest
 
 from indexer_fixtures import open_index, write  # noqa: F401  (open_index is a fixture)
+from pg_fixtures import pg_pages_store
 
 SECRET = """---
 title: Quasar Veil
@@ -166,13 +167,7 @@ def postgres_store(vault, open_index, request):
     dsn = request.getfixturevalue("pg_dsn")   # skips when the postgres extra is missing
     import psycopg
 
-    from brain.daemon.postgres.indexer import PgVaultIndexer
-    from brain.daemon.postgres.pages_store import PgPagesStore
-
-    indexer = PgVaultIndexer(vault, dsn)
-    indexer.reconcile()
-    indexer.close()
-    pages = PgPagesStore(dsn, vault)
+    pages = pg_pages_store(vault, dsn)
     request.addfinalizer(pages.close)
     with psycopg.connect(dsn) as conn:
         hashes = [r[0] for r in conn.execute(

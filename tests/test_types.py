@@ -1,5 +1,5 @@
-"""mypy over the store contracts (strict) and the verbs, and both engines against the Engine
-contract (docs/architecture.md, "Stores").
+"""mypy over the store contracts and the page policy (strict), the verbs and the embedded pages store,
+and both engines against the Engine contract (docs/architecture.md, "Stores").
 
 The package maps folders to names (pyproject.toml, package-dir: `daemon/` is
 `brain.daemon`), which mypy cannot see through an editable install's import
@@ -22,7 +22,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 # where each folder lands in the installed package (pyproject.toml, package-dir)
 LAYOUT = {"brain_pkg": "brain", "daemon": "brain/daemon", "indexer": "brain/indexer"}
-CHECKED = ("brain.daemon.stores", "brain.daemon.verbs")
+# with the embedded pages store and the page policy both page backends share (strict)
+CHECKED = ("brain.daemon.stores", "brain.daemon.verbs", "brain.indexer.pages", "brain.indexer.page_policy")
 # assigns each engine to the contract; checked beside the packages, reported on its own lines
 ENGINES_CHECK = "engine_contract_check.py"
 

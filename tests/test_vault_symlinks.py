@@ -39,8 +39,8 @@ def test_links_leading_outside_are_not_indexed_and_are_reported(vault, outside, 
     e = open_index(vault)
     assert _slugs(e) == ["alias", "home", "real/inner"]
     assert {("linkdir", "symlink_outside"), ("leak.md", "symlink_outside")} <= _problems(e)
-    assert e.index.get_page("leak", viewer=Viewer.owner()) is None
-    results, _ = e.index.search("OUTSIDE-MARKER", 5, viewer=Viewer.owner())
+    assert e.pages.get_page("leak", Viewer.owner()) is None
+    results, _ = e.pages.search("OUTSIDE-MARKER", 5, Viewer.owner())
     assert results == []
 
 
@@ -49,7 +49,7 @@ def test_get_page_never_reads_through_a_link_swapped_to_outside(vault, outside, 
     e = open_index(vault)
     os.unlink(vault / "note.md")
     os.symlink(outside / "secret.md", vault / "note.md")
-    assert e.index.get_page("note", viewer=Viewer.owner()) is None
+    assert e.pages.get_page("note", Viewer.owner()) is None
 
 
 def test_put_page_never_writes_outside_through_a_folder_link(vault, outside, open_index):
@@ -78,7 +78,7 @@ def test_put_page_never_replaces_a_file_link(vault, outside, open_index):
     e.index.put_page("alias", "# Inner\n\nrewritten through the alias\n", viewer=Viewer.owner())
     assert os.path.islink(vault / "alias.md")
     assert "rewritten through the alias" in (vault / "real" / "inner.md").read_text()
-    assert "rewritten" in e.index.get_page("real/inner", viewer=Viewer.owner())["content"]
+    assert "rewritten" in e.pages.get_page("real/inner", Viewer.owner())["content"]
 
 
 def test_the_watcher_skips_a_link_to_outside(vault, outside, open_index):
@@ -147,7 +147,7 @@ def test_a_link_into_a_dot_folder_is_not_a_page(vault, open_index):
     os.symlink(vault / ".obsidian", vault / "shown")
     e.index.reconcile()
     assert "facts-view" not in _slugs(e) and "shown/hidden" not in _slugs(e)
-    assert e.index.get_page("facts-view", viewer=Viewer.world()) is None
+    assert e.pages.get_page("facts-view", Viewer.world()) is None
     with pytest.raises(PageWriteError):
         e.index.put_page("facts-view", "overwritten", viewer=Viewer.owner())
     assert "PRIVATE-FACT-MARKER" in log.read_text()

@@ -26,4 +26,4 @@ def test_leftover_temp_files_are_swept_at_start(vault, open_index):
     assert [p for p in crashed if p.exists()] == []
     assert fresh.exists()
     assert all(p.exists() for p in users)
-    assert e.index.get_page("people/alice", viewer=Viewer.owner()) is not None
+    assert e.pages.get_page("people/alice", Viewer.owner()) is not None

@@ -55,7 +55,7 @@ def test_folder_move_and_mass_delete_leave_no_ghost_vectors(live, vault, remote)
     assert e.vectors.embedded == embedded   # moved text is not embedded again
     first = _slugs(e, remote, "physician treating kids")[0]
     assert first["slug"] == "persons/maria-lopez"
-    back = e.index.backlinks("persons/maria-lopez", viewer=Viewer.world())
+    back = e.pages.backlinks("persons/maria-lopez", Viewer.world())
     assert [b["slug"] for b in back] == ["persons/tom-ng"]
     shutil.rmtree(vault / "archive")
     assert wait_for(lambda: e.page_db.execute("SELECT COUNT(*) FROM pages").fetchone()[0] == 2)

@@ -114,7 +114,7 @@ def test_superseded_by_never_shows_a_private_fact_id_remotely(engine, remote, lo
 
 
 def test_a_deep_private_slug_is_held_under_a_name_the_file_system_takes(tmp_path):
-    from brain.indexer.pages.page_tools import _held_name
+    from brain.indexer.vault.page_writes import _held_name
 
     stamp = "20261203T000000Z-000000001"
     deep = "/".join(f"{'folder' * 10}{i}" for i in range(6)) + "/plan"   # 6 folders of 61 characters

@@ -30,6 +30,8 @@ A peer of the embedded stores (indexer/pages, daemon/facts), not built on them.
 
 May import: `brain.daemon.stores` (the contracts, and the policy both facts
 backends share: `fact_scope`, `fact_ranking`, `fact_neighbours`, `fact_dates`),
-`brain.daemon.protocol` and `brain.indexer` (the policy both page backends
-share, in `indexer/page_policy`), so both backends rank alike. Never the
-embedded facts store (`brain.daemon.facts`), verbs, the server, HTTP or the CLI."""
+`brain.daemon.protocol`, `brain.indexer.vault` (the vault's files and the pass
+both vault indexers run), `brain.indexer.page_policy` (the policy both page
+backends share), `brain.indexer.embeddings` (the vectors); never the embedded
+stores (`brain.indexer.pages`, `brain.daemon.facts`), its peers, nor verbs, the
+server, HTTP or the CLI."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import psycopg
 
@@ -54,7 +54,7 @@ FROM chunk_stage s JOIN pages p ON p.slug = s.page_slug
 """
 
 
-def load_pages(conn: psycopg.Connection, pages: Iterable[dict]) -> dict:
+def load_pages(conn: psycopg.Connection, pages: Iterable[dict[str, Any]]) -> dict[str, int]:
     """Write `pages` (each replacing any page of the same slug), with their aliases and chunks.
 
     A page: {"slug", "path", "title", "visibility", "updated_at", "indexed_at", and optionally
@@ -76,7 +76,7 @@ def load_pages(conn: psycopg.Connection, pages: Iterable[dict]) -> dict:
                                 p.get("summary"), p.get("lead") or "", json.dumps(p.get("tags") or []),
                                 json.dumps(p.get("frontmatter") or {}), p["updated_at"], p.get("mtime_ns", 0),
                                 p.get("size", 0), p.get("content_hash", ""), p["indexed_at"]))
-        ids = dict(conn.execute("SELECT slug, id FROM pages WHERE slug = ANY(%s)", (slugs,)).fetchall())
+        ids: dict[str, int] = dict(conn.execute("SELECT slug, id FROM pages WHERE slug = ANY(%s)", (slugs,)).fetchall())
         with conn.cursor().copy("COPY aliases (alias, page_id, display) FROM STDIN") as copy:
             for p in pages:
                 seen = set()

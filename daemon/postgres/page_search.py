@@ -25,15 +25,16 @@ pages never gets one, nor a passage of one.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Any, Iterable, Sequence
 
 import psycopg
 
 from ...indexer.page_policy.evidence import CREATE_SAFETY, coverage, evidence_of
-from ...indexer.page_policy.terms import BOOSTS, MAX_QUERY_TOKENS, TermFinder, content_tokens, query_tokens, text_key
+from ...indexer.page_policy.search_limits import COVER_WEIGHT, MAX_EXACT, MIN_VECTOR, RERANK_N, VECTOR_DEPTH
+from ...indexer.page_policy.terms import (BOOSTS, MAX_QUERY_TOKENS, TermFinder, content_tokens, number_forms,
+                                         query_tokens, text_key)
 from ...indexer.page_policy.passage import best_passage
 from ...indexer.page_policy.fusion import fuse as fuse_with_cards
-from ...indexer.pages.search import MAX_EXACT, MIN_VECTOR, VECTOR_DEPTH, number_forms
 from ...indexer.vault.chunks import CARD_ORD
 
 VECTOR_FLOOR = 0.2     # cosine that counts as nothing in the fusion by share of the best
@@ -47,8 +48,6 @@ WEIGHTS = [BOOSTS["body"] / BOOSTS["title"], BOOSTS["path"] / BOOSTS["title"],
            BOOSTS["headings"] / BOOSTS["title"], 1.0]
 PHRASE_WEIGHT = 2.0     # the whole query as a phrase, next to one telling word's share
 RANK_NORMALIZATION = 1  # ts_rank: divide by 1 + log(document length), as BM25 damps long chunks
-COVER_WEIGHT = 2.0      # the share of the query a chunk holds, next to its rank as a share of the best
-RERANK_N = 30           # chunks re-scored so (indexer/pages/search.py does the same to tantivy's hits)
 RRF_K = 60
 EF_SEARCH = 100         # HNSW candidates per vector query (pgvector's default is 40)
 
@@ -79,23 +78,29 @@ LIMIT %(want)s
 """
 
 
-def _lexemes(conn, text: str) -> list[str]:
+def _value(conn: psycopg.Connection, sql: str, args: Any) -> Any:
+    """The one value of a query that answers one row whatever the tables hold (an aggregate, a function)."""
+    row = conn.execute(sql, args).fetchone()
+    return row[0] if row is not None else None
+
+
+def _lexemes(conn: psycopg.Connection, text: str) -> list[str]:
     """PostgreSQL's English lexemes of the query words; its stop words dropped unless nothing else is left."""
-    lex = conn.execute("SELECT tsvector_to_array(to_tsvector('english', %s))", (text,)).fetchone()[0]
+    lex = _value(conn, "SELECT tsvector_to_array(to_tsvector('english', %s))", (text,))
     if not lex:
-        lex = conn.execute("SELECT tsvector_to_array(to_tsvector('simple', %s))", (text,)).fetchone()[0]
-    return list(lex)[:MAX_QUERY_TOKENS]
+        lex = _value(conn, "SELECT tsvector_to_array(to_tsvector('simple', %s))", (text,))
+    return list(lex or [])[:MAX_QUERY_TOKENS]
 
 
-def _idf(conn, lexemes: list[str]) -> list[float]:
+def _idf(conn: psycopg.Connection, lexemes: list[str]) -> list[float]:
     """ln(1 + N / (1 + chunks holding the lexeme)), over every chunk (as the tantivy arm's idf)."""
-    n = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    n = _value(conn, "SELECT count(*) FROM chunks", ())
     rows = conn.execute("SELECT (SELECT count(*) FROM chunks WHERE document @@ to_tsquery('simple', l)) "
                         "FROM unnest(%s::text[]) WITH ORDINALITY AS u(l, i) ORDER BY i", (lexemes,)).fetchall()
     return [math.log(1.0 + max(1, n) / (1.0 + df)) for (df,) in rows]
 
 
-def _best_per_page(rows) -> list[tuple[int, int, float]]:
+def _best_per_page(rows: Iterable[Sequence[Any]]) -> list[tuple[int, int, float]]:
     """[(page_id, chunk_id, score)] best first, one per page."""
     seen: dict[int, tuple[int, int, float]] = {}
     for chunk_id, page_id, score in rows:
@@ -103,7 +108,7 @@ def _best_per_page(rows) -> list[tuple[int, int, float]]:
     return list(seen.values())
 
 
-def keyword_pages(conn, text: str, viewer: Viewer, want: int,
+def keyword_pages(conn: psycopg.Connection, text: str, viewer: Viewer, want: int,
                   cover: dict[int, float] | None = None) -> list[tuple[int, int, float]]:
     """[(page id, chunk id, score)] best first, one per page; `cover` (when given) gets each page's
     share of the query its chunk holds."""
@@ -127,13 +132,13 @@ def keyword_pages(conn, text: str, viewer: Viewer, want: int,
     return _best_per_page(top + [(cid, pid, score / best) for cid, pid, score, _ in rows[RERANK_N:]])
 
 
-def vector_pages(conn, query_vector: Sequence[float], viewer: Viewer, want: int) -> list[tuple[int, int, float]]:
+def vector_pages(conn: psycopg.Connection, query_vector: Sequence[float], viewer: Viewer, want: int) -> list[tuple[int, int, float]]:
     rows = sorted((r[:3] for r in _nearest(conn, query_vector, viewer, want) if r[2] >= MIN_VECTOR),
                   key=lambda r: -r[2])
     return _best_per_page(rows)
 
 
-def vector_arms(conn, query_vector: Sequence[float], viewer: Viewer,
+def vector_arms(conn: psycopg.Connection, query_vector: Sequence[float], viewer: Viewer,
                 want: int) -> tuple[list[tuple[int, int, float]], list[tuple[int, int, float]]]:
     """(pages by their nearest body chunk, pages by their card), best first, one per page each:
     the embedded search's two vector lists (indexer/pages/search.py)."""
@@ -142,7 +147,8 @@ def vector_arms(conn, query_vector: Sequence[float], viewer: Viewer,
             _best_per_page(r[:3] for r in rows if r[3] == CARD_ORD))
 
 
-def _nearest(conn, query_vector: Sequence[float], viewer: Viewer, want: int) -> list[tuple]:
+def _nearest(conn: psycopg.Connection, query_vector: Sequence[float], viewer: Viewer,
+             want: int) -> list[tuple[Any, ...]]:
     with conn.transaction():
         # relaxed order: HNSW keeps scanning until `want` rows pass the visibility filter
         conn.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, want)}")
@@ -151,7 +157,7 @@ def _nearest(conn, query_vector: Sequence[float], viewer: Viewer, want: int) -> 
                                       "want": want}).fetchall()
 
 
-def _exact_pages(conn, query: str, viewer: Viewer) -> dict[int, tuple[str, int | None]]:
+def _exact_pages(conn: psycopg.Connection, query: str, viewer: Viewer) -> dict[int, tuple[str, int | None]]:
     """page id → (which exact arm found it, the chunk to show), alias first, then title, then heading."""
     out: dict[int, tuple[str, int | None]] = {}
     vis = {"all": viewer.sees_private, "n": MAX_EXACT}
@@ -172,7 +178,8 @@ def _exact_pages(conn, query: str, viewer: Viewer) -> dict[int, tuple[str, int |
     return dict(list(out.items())[:MAX_EXACT * 3])
 
 
-def fuse(kw, vec, how: str = "share") -> dict[int, float]:
+def fuse(kw: Sequence[tuple[int, int, float]], vec: Sequence[tuple[int, int, float]],
+         how: str = "share") -> dict[int, float]:
     """page id → fused score: reciprocal rank (`rrf`), or each arm's share of its best with the
     vector arm at the embedded search's weight (`share`)."""
     fused: dict[int, float] = {}
@@ -193,7 +200,7 @@ def fuse(kw, vec, how: str = "share") -> dict[int, float]:
 
 
 def search(conn: psycopg.Connection, query: str, query_vector: Sequence[float] | None, viewer: Viewer,
-           limit: int, *, mode: str = "hybrid", fusion: str = "share") -> list[dict]:
+           limit: int, *, mode: str = "hybrid", fusion: str = "share") -> list[dict[str, Any]]:
     """The best pages for `query`, in the embedded search's hit shape (slug, title, chunk, evidence,
     create_safety, score, provenance, indexed_at). `mode`: keyword, vector or hybrid; the vector
     arm runs only with a `query_vector`. `fusion`: `cards` (the embedded search's: nearest chunks and
@@ -230,7 +237,9 @@ def search(conn: psycopg.Connection, query: str, query_vector: Sequence[float] |
     return _hits(conn, q, order, shown, exact, kw, vec, fused, viewer)
 
 
-def _hits(conn, q, order, shown, exact, kw, vec, fused, viewer) -> list[dict]:
+def _hits(conn: psycopg.Connection, q: str, order: list[int], shown: dict[int, int | None],
+          exact: dict[int, tuple[str, int | None]], kw: Sequence[tuple[int, int, float]],
+          vec: Sequence[tuple[int, int, float]], fused: dict[int, float], viewer: Viewer) -> list[dict[str, Any]]:
     rows = {r[0]: r for r in conn.execute(
         f"SELECT p.id, p.slug, p.title, p.indexed_at, "
         "coalesce((SELECT c.text FROM chunks c WHERE c.id = s.cid), "

@@ -5,7 +5,7 @@ page_search.py's (keyword over the weighted tsvectors, nearest chunks and
 page cards by HNSW, fused as the embedded search fuses them: SEARCH_FUSION). The page
 files are the vault's: `get_page` reads the file as it is on disk now, and
 `put_page` runs the embedded store's own checks and atomic write
-(indexer/pages/page_tools.py: the hash check, the private page a blind
+(indexer/vault/page_writes.py: the hash check, the private page a blind
 writer never writes over, the symlink rules) and then indexes the file
 through the vault indexer (indexer.py), so the vault stays the source of
 truth and the row follows it. Without a vault these answer `Unavailable`, naming the fix.
@@ -19,18 +19,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from ...indexer.embeddings.search_modes import KEYWORD_ONLY
-from ...indexer.pages.page_tools import content_bytes, prepare_write, write_if_unchanged
+from ...indexer.page_policy.page_file import page_on_disk
 from ...indexer.page_policy.page_types import PageFile, SearchHit, WrittenPage
-from ...indexer.pages.table_writes import iso_ns
-from ...indexer.vault.parse import parse_page
-from ...indexer.vault.scan import MAX_PAGE_BYTES, IgnoreRules, page_path, stat_page
+from ...indexer.vault.page_writes import content_bytes, prepare_write, write_if_unchanged
+from ...indexer.vault.scan import IgnoreRules, stat_page
 from ...indexer.vault.slugs import path_to_slug
-from ...indexer.vault.vault_files import PageWriteError, check_slug, content_hash, read_bytes
+from ...indexer.vault.vault_files import PageWriteError, check_slug, content_hash
 from ...indexer.vault.visibility import Viewer
 from ..protocol.errors import Unavailable
 from . import page_search
 
 if TYPE_CHECKING:
+    import psycopg
+
     from .indexer import PgVaultIndexer
 
 log = logging.getLogger("brain.pages.postgres")
@@ -42,12 +43,12 @@ SEARCH_FUSION = "cards"
 class PgFileReads:
     dsn: str
     vault: Path | None
-    db: Any
+    db: "psycopg.Connection"
     _writer: "PgVaultIndexer | None" = None
     _write_lock: threading.Lock      # one put_page at a time in this process (the indexer locks across them)
     _search_lock: threading.Lock     # a search's transaction (SET LOCAL for HNSW) on the shared connection
 
-    def _rows(self, sql: str, args: Any = None) -> list[tuple]:
+    def _rows(self, sql: str, args: Any = None) -> list[tuple[Any, ...]]:
         raise NotImplementedError
 
     def _vault(self) -> Path:
@@ -104,22 +105,7 @@ class PgFileReads:
                 break
         if row is None or not viewer.may_see(row[2]):
             return None
-        slug, rel, _, updated_at = row
-        real = page_path(vault, rel)   # a link swapped to outside since it was indexed
-        st = stat_page(vault, rel)
-        if st is not None and st.size > MAX_PAGE_BYTES:
-            raise PageWriteError("too_large", f"page {slug!r} is {st.size / 1048576:.1f} MB, over the "
-                                              f"{MAX_PAGE_BYTES // 1048576} MB limit get_page serves.",
-                                 "Open the file itself, or split it into smaller pages.")
-        raw = read_bytes(Path(real)) if real is not None else None
-        if raw is None:
-            return None
-        text = raw.decode("utf-8", "replace")
-        page = parse_page(rel, text)
-        if not viewer.may_see(page.visibility):
-            return None   # made private since it was indexed
-        return PageFile(slug=slug, title=page.title, type=page.type, content=text, frontmatter=page.frontmatter,
-                        hash=content_hash(raw), updated_at=iso_ns(st.mtime_ns) if st else updated_at)
+        return page_on_disk(vault, row[0], row[1], row[3], viewer)
 
     def put_page(self, slug: str, content: str, expected_hash: str | None, writer: Viewer) -> WrittenPage:
         """Write the page file atomically, then index it; a writer who may not see private pages

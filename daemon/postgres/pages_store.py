@@ -22,9 +22,9 @@ from typing import Any
 
 import psycopg
 
-from ...indexer.pages.store import LINKS_PER_DIRECTION, TASK_DATE
+from ...indexer.page_policy.page_order import LINKS_PER_DIRECTION, TASK_DATE, PageLinkReads
 from ...indexer.page_policy.page_types import (Backlink, ChangedPage, Chunk, LinkEnd, LinkedTask, ListedPage,
-                                           PageCounts, PageDating, PageHead, PageLinks, TimelineEntry)
+                                           PageCounts, PageDating, PageHead, TimelineEntry)
 from ...indexer.page_policy.visible import hide_private
 from ...indexer.vault.slugs import path_to_slug
 from ...indexer.vault.visibility import Viewer
@@ -44,7 +44,7 @@ def without_nul(value: Any) -> Any:
     return value
 
 
-class PgPagesStore(PgNameLookups, PgFileReads):
+class PgPagesStore(PgNameLookups, PgFileReads, PageLinkReads):
     def __init__(self, dsn: str, vault: Path | None = None):
         self.dsn = dsn
         self.vault = Path(vault) if vault is not None else None
@@ -52,7 +52,7 @@ class PgPagesStore(PgNameLookups, PgFileReads):
         self._write_lock = threading.Lock()
         self._search_lock = threading.Lock()
 
-    def _rows(self, sql: str, args: Any = None) -> list[tuple]:
+    def _rows(self, sql: str, args: Any = None) -> list[tuple[Any, ...]]:
         args = without_nul(args)
         try:
             return self.db.execute(sql, args).fetchall()
@@ -98,18 +98,13 @@ class PgPagesStore(PgNameLookups, PgFileReads):
         return [Chunk(r[0], r[1]) for r in self._rows(
             "SELECT heading, text FROM chunks WHERE page_id = %s ORDER BY ord", (pid,))]
 
-    def links(self, slug: str, viewer: Viewer) -> PageLinks:
-        pid = self._page_id(slug, viewer)
-        if pid is None:
-            return PageLinks()
-        vis = hide_private(viewer, "p.visibility")
-        out = self._rows("SELECT l.type, l.context, p.slug FROM links l JOIN pages p ON p.id = l.to_id "
-                         f"WHERE l.from_id = %s AND l.to_id <> l.from_id AND l.source <> 'mentions'{vis} "
-                         "ORDER BY l.id LIMIT %s", (pid, LINKS_PER_DIRECTION))
-        came = self._rows("SELECT l.type, l.context, p.slug FROM links l JOIN pages p ON p.id = l.from_id "
-                          f"WHERE l.to_id = %s AND l.from_id <> l.to_id AND l.source <> 'mentions'{vis} "
-                          "ORDER BY l.id DESC LIMIT %s", (pid, LINKS_PER_DIRECTION))
-        return PageLinks([LinkEnd(*r) for r in out], [LinkEnd(*r) for r in came])
+    def _link_ends(self, page_id: int, outgoing: bool, viewer: Viewer) -> list[LinkEnd]:
+        near, far, newest_first = ("from_id", "to_id", "") if outgoing else ("to_id", "from_id", " DESC")
+        rows = self._rows(f"SELECT l.type, l.context, p.slug FROM links l JOIN pages p ON p.id = l.{far} "
+                          f"WHERE l.{near} = %s AND l.{far} <> l.{near} AND l.source <> 'mentions'"
+                          f"{hide_private(viewer, 'p.visibility')} ORDER BY l.id{newest_first} LIMIT %s",
+                          (page_id, LINKS_PER_DIRECTION))
+        return [LinkEnd(*r) for r in rows]
 
     def backlink_count(self, slug: str, viewer: Viewer) -> int:
         pid = self._page_id(slug, viewer)

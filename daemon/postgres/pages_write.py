@@ -19,7 +19,7 @@ from typing import Any
 import psycopg
 
 from ...indexer.page_policy.terms import text_key
-from ...indexer.vault.indexing_pass import collision_echo
+from ...indexer.vault.problem_rows import ProblemRows
 from ...indexer.vault.parse import ParsedPage
 from ...indexer.vault.scan import FileStat, Problem
 from ...indexer.vault.slugs import normalize_alias
@@ -30,7 +30,6 @@ from .page_load import STAGED_DOCUMENT, words
 # what the indexer needs of a page row: the same keys the embedded manifest has
 ROW = "id, path, slug, tail, mtime_ns, size, content_hash"
 Row = dict[str, Any]
-SCAN_KINDS = ("conflict_copy", "symlink_loop", "symlink_outside", "unreadable_folder")
 
 _STAGE = """
 CREATE TEMP TABLE IF NOT EXISTS chunk_stage (
@@ -53,21 +52,21 @@ _PAGE_COLUMNS = ("slug, path, title, title_key, tail, type, visibility, summary,
                  "frontmatter_error, updated_at, mtime_ns, size, content_hash, indexed_at")
 
 
-def row_of(values: tuple) -> Row:
+def row_of(values: tuple[Any, ...]) -> Row:
     return dict(zip(("id", "path", "slug", "tail", "mtime_ns", "size", "content_hash"), values))
 
 
-def _empty_queue() -> dict[str, list]:
+def _empty_queue() -> dict[str, list[Any]]:
     return {"aliases": [], "links": [], "timeline": [], "chunks": []}
 
 
-class PgPageTables:
+class PgPageTables(ProblemRows):
     def __init__(self, conn: psycopg.Connection):
         self.conn = conn
         self._queued = _empty_queue()
         self._problem_paths: set[str] | None = None
         self.removed: list[int] = []   # ids of the chunks this batch deleted (the vectors' work)
-        self.added: list[dict] = []    # rows of the chunks this batch inserted
+        self.added: list[dict[str, Any]] = []    # rows of the chunks this batch inserted
 
     def reset(self) -> None:
         """Forget what was queued and removed (a new batch, or the last one rolled back)."""
@@ -136,7 +135,7 @@ class PgPageTables:
                                      "RETURNING id", values).fetchone()
             assert made is not None   # INSERT … RETURNING answers one row
             pid = int(made[0])
-            old: list[tuple] = []
+            old: list[tuple[Any, ...]] = []
         else:
             pid = int(existing["id"])
             self.flush()   # nothing queued for this page may outlive the deletes below
@@ -158,7 +157,7 @@ class PgPageTables:
         self._queue_chunks(pid, page, old)
         return pid
 
-    def _queue_chunks(self, pid: int, page: ParsedPage, old: list[tuple]) -> None:
+    def _queue_chunks(self, pid: int, page: ParsedPage, old: list[tuple[Any, ...]]) -> None:
         """Keep the old chunk of each unchanged hash (its id and vector), queue the rest as new."""
         pool: dict[str, list[int]] = {}
         for cid, h in old:
@@ -238,31 +237,20 @@ class PgPageTables:
 
     # -- problems -----------------------------------------------------------------
 
-    def clear_problems(self, path: str) -> None:
-        if self._problem_paths is None:
-            self._problem_paths = self.problem_paths()
-        if path in self._problem_paths:   # most files have none: skip the deletes
-            self.conn.execute("DELETE FROM problems WHERE path = %s", (path,))
-            self.conn.execute("DELETE FROM problems WHERE kind = 'slug_collision' AND detail = %s",
-                              (collision_echo(path),))
-            self._problem_paths.discard(path)
+    def _delete_problems(self, path: str, echo: str) -> None:
+        self.conn.execute("DELETE FROM problems WHERE path = %s", (path,))
+        self.conn.execute("DELETE FROM problems WHERE kind = 'slug_collision' AND detail = %s", (echo,))
 
-    def add_problem(self, p: Problem) -> None:
-        self.conn.execute("INSERT INTO problems (path, kind, detail) VALUES (%s, %s, %s)", (p.path, p.kind, p.detail))
-        if self._problem_paths is not None:
-            self._problem_paths.add(p.path)
+    def _insert_problem(self, p: Problem) -> None:
+        self.conn.execute("INSERT INTO problems (path, kind, detail) VALUES (%s, %s, %s)",
+                          (p.path, p.kind, p.detail))
 
-    def replace_scan_problems(self, problems: list[Problem], under: str = "") -> None:
-        """Swap the walk-level problems (conflict copies, link loops) found under a folder."""
-        self._problem_paths = None
+    def _delete_scan_problems(self, kinds: tuple[str, ...], under: str) -> None:
         if under:
             self.conn.execute("DELETE FROM problems WHERE kind = ANY(%s) AND (path = %s OR path LIKE %s)",
-                              (list(SCAN_KINDS), under, under.rstrip("/") + "/%"))
+                              (list(kinds), under, under.rstrip("/") + "/%"))
         else:
-            self.conn.execute("DELETE FROM problems WHERE kind = ANY(%s)", (list(SCAN_KINDS),))
-        for p in problems:
-            if p.kind in SCAN_KINDS:
-                self.add_problem(p)
+            self.conn.execute("DELETE FROM problems WHERE kind = ANY(%s)", (list(kinds),))
 
     def set_meta(self, key: str, value: str) -> None:
         self.conn.execute("INSERT INTO index_meta (key, value) VALUES (%s, %s) "

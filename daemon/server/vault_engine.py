@@ -117,7 +117,8 @@ class VaultEngine:
             index.on_pages_changed.append(self._pages_changed)
             if self.vectors is not None and hasattr(self.vectors, "on_chunks_changed"):
                 index.on_chunks_changed.append(self.vectors.on_chunks_changed)
-            self.pages.attach(index)  # first: a reader that sees `index` set finds the store ready
+            # first: a reader that sees `index` set finds the store ready
+            self.pages.open_files(self.vault, index.keyword, index)
             self.index = index  # readers may search the committed part while it reconciles
             if watch:
                 index.start_watching()  # first, so a save during the reconcile is not missed

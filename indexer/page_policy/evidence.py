@@ -30,6 +30,8 @@ it): keyword_exact first answers there went from 13 right and 15 wrong to
 
 from __future__ import annotations
 
+from collections.abc import Container
+
 from .terms import analyze
 
 HIGH_VECTOR = 0.8
@@ -41,7 +43,7 @@ CREATE_SAFETY = {"alias_hit": "exists", "exact_title_match": "exists", "high_vec
                  "keyword_exact": "probable", "weak_semantic": "unknown"}
 
 
-def coverage(idf: dict[str, float], found) -> float:
+def coverage(idf: dict[str, float], found: Container[str]) -> float:
     """The idf-weighted share of the query's content tokens (idf's keys) that were `found`."""
     total = sum(idf.values())
     if total <= 0:

@@ -17,6 +17,8 @@ headings), never on the reported set.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 RANK_K = 3                 # reciprocal-rank constant: small, so a first place stands out
 DEPTH = 40                 # places of each list that count
 KEYWORD_RANK = 2.0         # the keyword list's weight at full query coverage
@@ -28,7 +30,8 @@ COSINE_FLOOR = 0.3
 KEYWORD_WORDS = 6          # telling query words up to which the keyword list keeps its full weight
 
 
-def fuse(keyword, cover: dict[int, float], chunks, cards, words: int = 1) -> dict[int, float]:
+def fuse(keyword: Sequence[tuple[int, int, float]], cover: dict[int, float], chunks: Sequence[tuple[int, int, float]],
+         cards: Sequence[tuple[int, int, float]], words: int = 1) -> dict[int, float]:
     """page id → fused score. `keyword`: [(page, chunk, score)] best first; `cover`: page →
     coverage of its keyword chunk (a page left out counts as the leader's); `chunks`, `cards`:
     [(page, chunk, cosine)] best first, one per page; `words`: the query's telling words."""

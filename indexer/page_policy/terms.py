@@ -91,3 +91,27 @@ class TermFinder:
 def text_key(text: str | None) -> str:
     """A heading or query as one comparable key: its tokens joined ("2026-10-01 — Kickoff" → "2026 10 01 kickoff")."""
     return " ".join(analyze(text or ""))[:MAX_KEY_CHARS]
+
+
+def number_forms(key: str) -> list[str]:
+    """The key, then its last word in the other number: "hotkey" → hotkeys, "themes" → theme,
+    "category" → categories. A one-word query names the page titled in either number."""
+    if not key:
+        return []
+    head, _, last = key.rpartition(" ")
+    head = f"{head} " if head else ""
+    sibilant = last.endswith(("s", "x", "z", "ch", "sh"))
+    forms = [last + "es"] if sibilant else [last + "s"]
+    if last.endswith("y") and len(last) > 2 and last[-2] not in "aeiou":
+        forms = [last[:-1] + "ies"]
+    if last.endswith("ies") and len(last) > 4:
+        forms = [last[:-3] + "y"]
+    elif last.endswith("es") and last[:-2].endswith(("s", "x", "z", "ch", "sh")):
+        forms = [last[:-2]]
+    elif last.endswith("s") and not last.endswith(("ss", "us", "is")) and len(last) > 3:
+        forms = [last[:-1]]
+    out = [key]
+    for f in forms:
+        if head + f not in out:
+            out.append(head + f)
+    return out

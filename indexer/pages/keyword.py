@@ -20,6 +20,7 @@ import math
 import re
 import shutil
 from pathlib import Path
+from typing import cast
 
 import tantivy
 from tantivy import Occur, Query
@@ -67,11 +68,16 @@ class KeywordIndex:
             self.dir.mkdir(parents=True, exist_ok=True)
         self.index = tantivy.Index(self.schema, path=str(self.dir), reuse=True)
         self.index.register_tokenizer(ANALYZER, TEXT_ANALYZER)
-        self._writer = None
+        self._writer: tantivy.IndexWriter | None = None
         self.pending = 0
         if not read_only:
             stamp.write_text(json.dumps({"schema_version": SCHEMA_VERSION}))
             self._writer = self.index.writer(heap_size=96_000_000, num_threads=1)
+
+    def _writing(self) -> tantivy.IndexWriter:
+        if self._writer is None:
+            raise ValueError("the keyword index was opened read-only")
+        return self._writer
 
     @staticmethod
     def _stamp_ok(stamp: Path) -> bool:
@@ -107,15 +113,15 @@ class KeywordIndex:
                 doc.add_text("type", ptype)
             doc.add_text("vis", visibility)
             doc.add_text("body", text)
-            self._writer.add_document(doc)
+            self._writing().add_document(doc)
             self.pending += 1
 
     def delete_page(self, page_id: int) -> None:
-        self._writer.delete_documents_by_term("page_id", page_id)
+        self._writing().delete_documents_by_term("page_id", page_id)
         self.pending += 1
 
     def clear(self) -> None:
-        self._writer.delete_all_documents()
+        self._writing().delete_all_documents()
         self.pending += 1
 
     def commit(self) -> None:
@@ -160,8 +166,9 @@ class KeywordIndex:
             for field, boost in BOOSTS.items():
                 subs.append((Occur.Should, Query.boost_query(Query.term_query(s, field, tok), boost)))
         if len(tokens) > 1:
+            words: list[str | tuple[int, str]] = list(tokens)   # the phrase: each word at its place
             for field, boost in PHRASE_BOOSTS.items():
-                subs.append((Occur.Should, Query.boost_query(Query.phrase_query(s, field, tokens), boost)))
+                subs.append((Occur.Should, Query.boost_query(Query.phrase_query(s, field, words), boost)))
         for a, b in zip(terms, terms[1:]):
             for field, boost in PROXIMITY_BOOSTS.items():
                 near = Query.phrase_query(s, field, [a, b], slop=PROXIMITY_SLOP)
@@ -207,6 +214,7 @@ class KeywordIndex:
             return []
         addrs = [addr for _, addr in hits]
         # columnar reads: no stored document is decompressed
-        chunk_ids = searcher.fast_field_values("chunk_id", addrs)
-        page_ids = searcher.fast_field_values("page_id", addrs)
+        # both are set on every document (add_page), so no value is missing
+        chunk_ids = cast(list[int], searcher.fast_field_values("chunk_id", addrs))
+        page_ids = cast(list[int], searcher.fast_field_values("page_id", addrs))
         return [(float(score), c, p) for (score, _), c, p in zip(hits, chunk_ids, page_ids)]

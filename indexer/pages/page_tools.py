@@ -1,58 +1,57 @@
-"""Page reads and writes over the index: put_page, get_page, list_pages, backlinks.
+"""The page write over the index: put_page writes the file, then indexes it before returning.
 
 A mixin of VaultIndex (it uses the index's reader connection, write lock,
-ignore rules and `apply`). Every method takes the `Viewer` it is for: a
-viewer who may not see private pages (every remote caller) never sees a
-`visibility: private` page, nor writes over one; listings and backlinks are
-the pages store's (store.py). Refusals are PageWriteError with the reason
-and the fix.
+ignore rules and `apply`); the checks and the atomic write are the vault's
+(indexer/vault/page_writes.py). A writer who may not see private pages
+(every remote caller) never writes over a `visibility: private` page.
+Refusals are PageWriteError with the reason and the fix. The reads, the page
+file included, are the pages store's (store.py, store_files.py).
 """
 
 from __future__ import annotations
 
-import errno
-import hashlib
-import logging
-import time
+import sqlite3
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, Protocol
 
-from ..vault.brain_folder import BrainFolderError, brain_folder
-from ..vault.frontmatter import page_visibility, split_frontmatter
-from ..vault.parse import parse_page
-from ..vault.atomic_files import ANY, ChangedMeanwhile, write_atomic
-from ..vault.vault_files import PageWriteError, check_path_length, check_size, check_slug, content_hash, read_bytes
-from .table_writes import iso_ns
-from ..vault.scan import IGNORE_FILE, MAX_PAGE_BYTES, classify, page_path, stat_page
-from ..vault.slugs import path_to_slug
+from ..vault.page_writes import content_bytes, hold_aside, prepare_write, write_if_unchanged
+from ..vault.scan import IgnoreRules
+from ..vault.vault_files import PageWriteError, check_slug, content_hash
 from ..vault.visibility import Viewer
-from .store import SqlitePagesStore
-from ..page_policy.page_types import Backlink, ListedPage
+from .table_writes import PageTables
 
-log = logging.getLogger("brain.pages")
-
-# where a remote put_page onto a private page keeps what it was sent (README,
-# "Private pages"): inside the vault's own `.brain`, never indexed, 0600
-HELD_DIR = Path(".brain") / "held"
 WORLD = Viewer.world()   # a caller who does not say otherwise is the world (docs/protocol.md §4.8)
 
 
-def stale_write(slug: str, current: str | None) -> PageWriteError:
-    """The refusal of a write whose expected_hash no longer matches (current None: no such page)."""
-    what = "was deleted" if current is None else "changed"
-    return PageWriteError(
-        "changed", f"page {slug!r} {what} since it was read (expected_hash does not match).",
-        "Call get_page again, merge your edit into the current content, and retry with its hash.",
-        detail=f"current hash: {current}" if current else None)
+def owned_elsewhere() -> PageWriteError:
+    """The refusal of a write through a read-only index: the writer is another process."""
+    return PageWriteError("read_only", "another brain process owns this vault's index.",
+                          "Send the request to the running daemon (drop --no-daemon).")
+
+
+class IndexForWrites(Protocol):
+    """What the page write uses of the VaultIndex it is a mixin of."""
+
+    vault: Path
+    db: sqlite3.Connection
+    rules: IgnoreRules
+    read_only: bool
+    _lock: threading.RLock
+    apply: Callable[..., dict[str, Any]]
+
+    @property
+    def writing(self) -> PageTables: ...
 
 
 class PageOps:
-    def put_page(self, slug: str, content: str, expected_hash: str | None = None, *,
-                 viewer: Viewer = WORLD) -> dict:
+    def put_page(self: IndexForWrites, slug: str, content: str, expected_hash: str | None = None, *,
+                 viewer: Viewer = WORLD) -> dict[str, object]:
         """Write `<slug>.md` atomically and index it before returning; a writer who may not
         see private pages never writes over one (`_as_if_absent`)."""
         if self.read_only:
-            raise PageWriteError("read_only", "another brain process owns this vault's index.",
-                                 "Send the request to the running daemon (drop --no-daemon).")
+            raise owned_elsewhere()
         check_slug(slug)
         data = content_bytes(content)
         with self._lock:
@@ -68,7 +67,7 @@ class PageOps:
             # the link's target may be a page of its own
             target = Path(real).relative_to(Path(self.vault).resolve()).as_posix()
             self.apply(paths=list(dict.fromkeys([rel, target])))
-            indexed = self.tables.by_path(rel)
+            indexed = self.writing.by_path(rel)
             if indexed is None:
                 why = self.db.execute("SELECT detail FROM problems WHERE path = ? LIMIT 1", (rel,)).fetchone()
                 raise PageWriteError("not_indexed", f"{rel} was written but could not be indexed: "
@@ -76,7 +75,8 @@ class PageOps:
                                      "Run `brain doctor` for details.")
         return {"slug": indexed["slug"], "path": rel, "hash": content_hash(data), "created": old is None}
 
-    def _as_if_absent(self, slug: str, rel: str, data: bytes, expected_hash: str | None) -> dict:
+    def _as_if_absent(self: IndexForWrites, slug: str, rel: str, data: bytes,
+                      expected_hash: str | None) -> dict[str, object]:
         """A remote put_page onto a private page: the answer an absent slug gets.
 
         Remote callers learn nothing about private pages, not even that one
@@ -86,188 +86,3 @@ class PageOps:
         (`brain doctor` lists it), so an agent's write is never silently lost.
         """
         return hold_aside(self.vault, slug, rel, data, expected_hash)
-
-    def _page_row(self, slug: str, viewer: Viewer):
-        slug = (slug or "").strip()
-        row = self.db.execute("SELECT * FROM pages WHERE slug = ?", (slug,)).fetchone()
-        if row is None and slug:
-            row = self.db.execute("SELECT * FROM pages WHERE slug = ?", (path_to_slug(slug),)).fetchone()
-        if row is None or not viewer.may_see(row["visibility"]):
-            return None
-        return row
-
-    def get_page(self, slug: str, *, viewer: Viewer = WORLD) -> dict | None:
-        """The page as it is on disk now, or None (missing, or private to this viewer)."""
-        row = self._page_row(slug, viewer)
-        if row is None:
-            return None
-        real = page_path(self.vault, row["path"])  # a link swapped to outside since it was indexed
-        st = stat_page(self.vault, row["path"])
-        if st is not None and st.size > MAX_PAGE_BYTES:   # a stub: never read whole into memory
-            raise PageWriteError("too_large", f"page {row['slug']!r} is {st.size / 1048576:.1f} MB, over the "
-                                              f"{MAX_PAGE_BYTES // 1048576} MB limit get_page serves.",
-                                 "Open the file itself, or split it into smaller pages.")
-        raw = read_bytes(real) if real is not None else None
-        if raw is None:
-            return None
-        text = raw.decode("utf-8", "replace")
-        page = parse_page(row["path"], text)
-        if not viewer.may_see(page.visibility):
-            return None  # made private since it was indexed
-        return {"slug": row["slug"], "title": page.title, "type": page.type, "content": text,
-                "frontmatter": page.frontmatter, "hash": content_hash(raw),
-                "updated_at": iso_ns(st.mtime_ns) if st else row["updated_at"]}
-
-    def list_pages(self, prefix: str | None = None, limit: int = 50, *, viewer: Viewer = WORLD) -> list[ListedPage]:
-        """Pages under a slug prefix, most recently updated first."""
-        return SqlitePagesStore(self.db).list_pages(prefix, limit, viewer)
-
-    def backlinks(self, slug: str, *, viewer: Viewer = WORLD) -> list[Backlink] | None:
-        """Pages linking to a page (None when the page is unknown to this viewer)."""
-        return SqlitePagesStore(self.db).backlinks(slug, viewer)
-
-
-def prepare_write(vault: Path, rules, slug: str, indexed: tuple[str, str] | None, data: bytes,
-                  expected_hash: str | None, viewer: Viewer) -> "dict | tuple[str, str, bytes | None]":
-    """Every check before a page file is written: (vault-relative file, its real path, its bytes now),
-    or the answer for a blind write kept aside (a dict). `indexed`: the slug's (path, visibility)
-    in the page tables, if any. PageWriteError names a refusal and its fix."""
-    blind = not viewer.sees_private   # a writer who may not see private pages
-    rel = indexed[0] if indexed else f"{slug}.md"
-    check_path_length(vault, rel)
-    kind = classify(rel, rules)
-    if kind == "conflict":
-        raise PageWriteError("ignored", f"{rel} is named like a sync-conflict copy, which is never indexed.",
-                             "Choose a slug without 'sync-conflict' or 'conflicted copy' in it.")
-    if kind != "page":
-        raise PageWriteError("ignored", f"{rel} is excluded from the index by {IGNORE_FILE}.",
-                             f"Write the page under another folder, or edit {IGNORE_FILE}.")
-    if indexed is not None and not viewer.may_see(indexed[1]):
-        return hold_aside(vault, slug, rel, data, expected_hash)
-    # README "Symlinks": never through a link to outside the vault; a link
-    # inside it is written at its target and stays a link
-    real = page_path(vault, rel)
-    if real is None:
-        raise PageWriteError("invalid_slug", f"{rel} leads outside the vault's pages through a "
-                                             "symlink; brain never writes there.",
-                             "Choose a slug whose folders are real folders inside the vault.")
-    big = stat_page(vault, rel)
-    if blind and big is not None and big.size > MAX_PAGE_BYTES:   # private to them, and never read whole
-        return hold_aside(vault, slug, rel, data, expected_hash)
-    try:
-        old = read_bytes(real)
-    except OSError as e:
-        if blind:
-            return hold_aside(vault, slug, rel, data, expected_hash)
-        raise PageWriteError("unreadable", f"{rel} cannot be read: {e.strerror or e}.",
-                             "Fix the file's permissions, then retry.") from None
-    # the index may not hold the file yet (just created, too large,
-    # binary): the file on disk decides (docs/architecture.md "Private pages")
-    if blind and old is not None and not world_writable(old):
-        return hold_aside(vault, slug, rel, data, expected_hash)
-    current = content_hash(old) if old is not None else None
-    if expected_hash is not None and current != expected_hash.strip().lower():
-        raise stale_write(slug, current)
-    return rel, real, old
-
-
-def content_bytes(content: object) -> bytes:
-    """put_page's content as the bytes to write; PageWriteError names what is wrong with it and the fix."""
-    if not isinstance(content, str):
-        raise PageWriteError("invalid_content", "content must be a string.", "Pass the whole Markdown document.")
-    if "\x00" in content:  # the indexer takes a NUL-laden file for binary and skips it
-        raise PageWriteError("invalid_content", "content contains NUL characters; the page could not be indexed.",
-                             "Remove the NUL (\\u0000) characters from the content and retry.")
-    try:
-        data = content.encode("utf-8")
-    except UnicodeEncodeError as e:  # a lone surrogate ("\ud800") has no UTF-8 form
-        raise PageWriteError("invalid_content", f"content has an unpaired surrogate at character {e.start}.",
-                             "Send the text as valid Unicode (pair or drop the \\ud800-\\udfff escape).") from None
-    check_size(data)
-    return data
-
-
-def write_if_unchanged(vault: Path, slug: str, rel: str, data: bytes, old: bytes | None,
-                       viewer: Viewer) -> dict | None:
-    """Write the page file only if it still holds `old` (None: still absent), checked right before the
-    rename; None once written. Changed meanwhile (the owner saved it while the caller's write was on
-    its way), the write is refused as a stale `expected_hash` is, or, when what is there now is private
-    to the writer, kept aside and answered as for an absent slug (docs/protocol.md §4.8)."""
-    try:
-        write_page_file(vault, rel, data, expect=old)
-        return None
-    except ChangedMeanwhile:
-        now = read_bytes(vault / rel)
-    if not viewer.sees_private and now is not None and not world_writable(now):
-        return hold_aside(vault, slug, rel, data, None)
-    raise stale_write(slug, content_hash(now) if now is not None else None)
-
-
-def write_page_file(vault: Path, rel: str, data: bytes, expect=ANY) -> None:
-    """Write a page file atomically inside the vault; PageWriteError (never a server path) when refused."""
-    path = vault / rel
-    try:
-        write_atomic(path, data, within=vault, expect=expect)
-    except PermissionError as e:  # the link changed since the caller's checks
-        raise PageWriteError("invalid_slug", f"{rel} cannot be written: {e.strerror or e}.",
-                             "Choose a slug whose folders are real folders inside the vault.") from None
-    except (IsADirectoryError, NotADirectoryError, FileExistsError) as e:
-        # a folder named like the page file, or a file named like one of its folders
-        raise PageWriteError("invalid_slug", f"{rel} cannot be written: {e.strerror or e} "
-                                             f"({_in_vault(vault, e.filename or path)}).",
-                             "Rename the file or folder that is in the way, or choose another slug.") from None
-    except OSError as e:
-        if e.errno != errno.ENAMETOOLONG:
-            raise
-        # a file system with shorter limits than the checks assume: say so without server paths
-        raise PageWriteError("invalid_slug", f"the file system refused the page's name as too long "
-                                             f"({len(rel.encode())} bytes for {rel!r}).",
-                             "Use a shorter slug (fewer or shorter folders).") from None
-
-
-def hold_aside(vault: Path, slug: str, rel: str, data: bytes, expected_hash: str | None) -> dict:
-    """Keep a blind write onto a private page in `<vault>/.brain/held/` and answer as for an absent slug
-    (PageOps._as_if_absent says why)."""
-    if expected_hash is not None:
-        raise stale_write(slug, None)
-    stamp = f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{time.time_ns() % 10**9:09d}"
-    held = vault / HELD_DIR / _held_name(stamp, slug)
-    try:
-        # never through a `.brain` swapped for a link to elsewhere (brain_folder.py)
-        within = brain_folder(vault)
-        held.parent.mkdir(mode=0o700, exist_ok=True)
-        write_atomic(held, data, mode=0o600, within=within)
-        log.warning("a remote put_page onto the private page %s was kept in %s, not written over it", rel, held)
-    except (OSError, BrainFolderError) as e:
-        log.error("a remote put_page onto the private page %s could not be kept aside: %s", rel, e)
-    return {"slug": slug, "path": rel, "hash": content_hash(data), "created": True}
-
-
-def world_writable(raw: bytes) -> bool:
-    """Whether a remote caller may overwrite a page file with these bytes.
-
-    Only a page that reads as world-visible: an oversized or binary file, or
-    one whose frontmatter does not clearly say world, is private to them.
-    """
-    if len(raw) > MAX_PAGE_BYTES or b"\x00" in raw[:8192]:
-        return False
-    return page_visibility(split_frontmatter(raw.decode("utf-8", "replace")))[0] == "world"
-
-
-def _in_vault(vault: Path, where) -> str:
-    """A path as the vault-relative name a remote caller may see (never the server's absolute path)."""
-    try:
-        return Path(where).resolve().relative_to(Path(vault).resolve()).as_posix()
-    except (ValueError, OSError):
-        return Path(where).name
-
-
-def _held_name(stamp: str, slug: str) -> str:
-    """`<stamp>-<slug, / as __>.md`, shortened with a hash of the slug when a
-    deep slug would pass the file-name limit (255 bytes), so the write is kept."""
-    flat = slug.replace("/", "__")
-    if len(f"{stamp}-{flat}.md".encode()) <= 200:
-        return f"{stamp}-{flat}.md"
-    digest = hashlib.sha256(slug.encode()).hexdigest()[:16]
-    tail = flat.encode()[-120:].decode("utf-8", "ignore")
-    return f"{stamp}-{digest}-{tail}.md"

@@ -23,7 +23,8 @@ import logging
 
 from ..page_policy.evidence import CREATE_SAFETY, coverage, evidence_of
 from ..page_policy.fusion import fuse
-from ..page_policy.terms import TermFinder, content_tokens, query_tokens, text_key
+from ..page_policy.search_limits import COVER_WEIGHT, MAX_EXACT, MIN_VECTOR, RERANK_N, VECTOR_DEPTH
+from ..page_policy.terms import TermFinder, content_tokens, number_forms, query_tokens, text_key
 from ..page_policy.passage import best_passage
 from ..vault.chunks import CARD_ORD
 from ..vault.scan import stat_page
@@ -35,12 +36,6 @@ from ..page_policy.visible import hide_private
 WORLD = Viewer.world()
 
 log = logging.getLogger("brain.search")
-
-MIN_VECTOR = 0.25      # below this a vector-only hit is noise (nearest is not near)
-VECTOR_DEPTH = 200     # nearest vectors asked for: chunks and cards share the list
-COVER_WEIGHT = 2.0     # query coverage next to a chunk's BM25 share, when re-scoring
-RERANK_N = 30          # chunks re-scored
-MAX_EXACT = 20         # pages an exact arm may put first
 
 
 def _marks(values) -> str:
@@ -71,22 +66,22 @@ def _chunk_rows(db, ids, finder) -> dict[int, tuple]:
             for cid, pid, path, text, title, aliases in rows}
 
 
-def _keyword_pages(index, tokens, key, limit, viewer: Viewer, idf, chunks, finder):
+def _keyword_pages(db, keyword, tokens, key, limit, viewer: Viewer, idf, chunks, finder):
     """([(page_id, chunk_id, score)] best first, one per page; every hit [(score, chunk_id, page_id)]
     in that order); fills `chunks` (see _chunk_rows) for the chunks it re-scored."""
-    if index.keyword is None or not tokens:
+    if keyword is None or not tokens:
         return [], []
     want = max(limit * 4, 40)
     hidden = not viewer.sees_private
-    hits = index.keyword.search(tokens, want, exclude_private=hidden, key=key)
+    hits = keyword.search(tokens, want, exclude_private=hidden, key=key)
     if len(_dedup_pages(hits)) < limit and len(hits) == want:
         # pages with many matching chunks crowded the list: look deeper once
-        hits = index.keyword.search(tokens, want * 8, exclude_private=hidden, key=key)
+        hits = keyword.search(tokens, want * 8, exclude_private=hidden, key=key)
     if len(idf) < 2 or not hits:   # one query word: every hit holds it, nothing to re-score
         return _dedup_pages(hits), hits
     # re-score the best chunks: BM25 as a share of the best, plus how much of the query each holds
     top, rest = hits[:RERANK_N], hits[RERANK_N:]
-    chunks.update(_chunk_rows(index.db, [c for _, c, _ in top], finder))
+    chunks.update(_chunk_rows(db, [c for _, c, _ in top], finder))
     best = top[0][0] or 1.0
     scored = [(s / best + COVER_WEIGHT * coverage(idf, chunks[c][2]) if c in chunks else s / best, c, p)
               for s, c, p in top]
@@ -118,30 +113,6 @@ def _most_telling(candidates: list[int], chunks: dict, idf: dict[str, float]) ->
     return max(known, key=lambda c: (coverage(idf, chunks[c][2]), -known.index(c)))
 
 
-def number_forms(key: str) -> list[str]:
-    """The key, then its last word in the other number: "hotkey" → hotkeys, "themes" → theme,
-    "category" → categories. A one-word query names the page titled in either number."""
-    if not key:
-        return []
-    head, _, last = key.rpartition(" ")
-    head = f"{head} " if head else ""
-    sibilant = last.endswith(("s", "x", "z", "ch", "sh"))
-    forms = [last + "es"] if sibilant else [last + "s"]
-    if last.endswith("y") and len(last) > 2 and last[-2] not in "aeiou":
-        forms = [last[:-1] + "ies"]
-    if last.endswith("ies") and len(last) > 4:
-        forms = [last[:-3] + "y"]
-    elif last.endswith("es") and last[:-2].endswith(("s", "x", "z", "ch", "sh")):
-        forms = [last[:-2]]
-    elif last.endswith("s") and not last.endswith(("ss", "us", "is")) and len(last) > 3:
-        forms = [last[:-1]]
-    out = [key]
-    for f in forms:
-        if head + f not in out:
-            out.append(head + f)
-    return out
-
-
 def _exact_pages(db, query: str, viewer: Viewer):
     """(alias-hit page ids, whole-title page ids): the query as written first, then in the
     other number (number_forms)."""
@@ -162,12 +133,12 @@ def _exact_pages(db, query: str, viewer: Viewer):
     return alias_ids, title_ids
 
 
-def _heading_pages(index, key: str, viewer: Viewer) -> dict[int, int]:
+def _heading_pages(keyword, key: str, viewer: Viewer) -> dict[int, int]:
     """page id → the chunk under a heading equal to the query."""
-    if index.keyword is None or not key:
+    if keyword is None or not key:
         return {}
     out: dict[int, int] = {}
-    for chunk_id, page_id in index.keyword.heading_pages(key, MAX_EXACT * 4, exclude_private=not viewer.sees_private):
+    for chunk_id, page_id in keyword.heading_pages(key, MAX_EXACT * 4, exclude_private=not viewer.sees_private):
         out.setdefault(page_id, chunk_id)
     return out
 
@@ -178,7 +149,8 @@ def _vector_pages(embedder, vectors, query: str, limit: int):
     import numpy as np  # only once vectors exist
 
     vec = np.asarray(embedder.embed([query]), dtype=np.float32)[0]
-    body, cards = [], []
+    body: list[tuple[float, int, int]] = []
+    cards: list[tuple[float, int, int]] = []
     for cid, pid, ord_, cos in vectors.query_chunks(vec, max(limit * 4, VECTOR_DEPTH)):
         (cards if ord_ == CARD_ORD else body).append((cos, cid, pid))
     body.sort(key=lambda h: -h[0])
@@ -186,23 +158,23 @@ def _vector_pages(embedder, vectors, query: str, limit: int):
     return _dedup_pages(body), _dedup_pages(cards)
 
 
-def search_pages(index, query: str, limit: int, *, viewer: Viewer = WORLD, embedder=None, vectors=None):
-    """(results, degraded reason or None) as `viewer` may see them; never raises on any query text."""
+def search_pages(db, keyword, vault, query: str, limit: int, *, viewer: Viewer = WORLD, embedder=None, vectors=None):
+    """(results, degraded reason or None) as `viewer` may see them; never raises on any query text.
+    db: the page tables; keyword: the keyword index (None: not built yet); vault: the folder, for staleness."""
     use_vectors = embedder is not None and vectors is not None and bool(getattr(vectors, "ready", False))
     degraded = None if use_vectors else KEYWORD_ONLY
     q = " ".join((query or "").split())
     if not q or limit <= 0:
         return [], degraded
-    db = index.db
     tokens = query_tokens(q)
     key = text_key(q)
     wanted = content_tokens(tokens)
-    idf = index.keyword.idf(wanted) if index.keyword is not None else {}
+    idf = keyword.idf(wanted) if keyword is not None else {}
     finder = TermFinder(wanted)
     chunks: dict[int, tuple] = {}
     alias_ids, title_ids = _exact_pages(db, q, viewer)
-    heading_chunk = _heading_pages(index, key, viewer)
-    kw, kw_ranked = _keyword_pages(index, tokens, key, limit, viewer, idf, chunks, finder)
+    heading_chunk = _heading_pages(keyword, key, viewer)
+    kw, kw_ranked = _keyword_pages(db, keyword, tokens, key, limit, viewer, idf, chunks, finder)
     vec, cards = [], []
     if use_vectors:
         try:
@@ -281,7 +253,7 @@ def search_pages(index, query: str, limit: int, *, viewer: Viewer = WORLD, embed
             "score": 1.0 if pid in exact_arm else round(fused.get(pid, 0.0) / top, 3),
             "provenance": row["slug"],
             "indexed_at": row["indexed_at"],
-            "stale": _stale(index.vault, row),
+            "stale": _stale(vault, row),
         })
         if len(results) >= limit:
             break

@@ -3,10 +3,10 @@
 It satisfies `PagesStore` (daemon/stores/pages.py) by its shape; the indexer
 never imports the daemon. Every read takes the `Viewer` it is for and drops
 what that viewer may not see inside the query (`hide_private`, visible.py),
-and hands back plain values (store_types.py), never a row or a cursor
-(docs/architecture.md, "Stores"). Names to pages are in store_names.py;
-search and the page files, once the engine attaches its VaultIndex, in
-store_files.py.
+and hands back plain values (page_policy/page_types.py), never a row or a
+cursor (docs/architecture.md, "Stores"). Names to pages are in
+store_names.py (the ranking is page_policy/name_ranking.py's); search and
+the page files, once the engine opens them with the index, in store_files.py.
 
 Reads share the engine's connection to the page tables; the tables
 themselves are written by the VaultIndex (its own connection), except the
@@ -23,22 +23,18 @@ from ..vault.slugs import path_to_slug
 from ..vault.visibility import Viewer
 from .store_files import FileReads
 from .store_names import NameLookups, head_of
+from ..page_policy.page_order import LINKS_PER_DIRECTION, TASK_DATE, PageLinkReads
 from ..page_policy.page_types import (Backlink, ChangedPage, Chunk, LinkEnd, LinkedTask, ListedPage, PageCounts, PageDating,
-                          PageHead, PageLinks, TimelineEntry)
+                          PageHead, TimelineEntry)
 from ..page_policy.visible import hide_private
 
-# a card takes at most this many links of each direction before it drops repeats
-LINKS_PER_DIRECTION = 60
-# what dates an open task elsewhere: its due date (at midnight UTC, as every other date
-# reads), else its page's last change; the PostgreSQL store orders by the same text
-TASK_DATE = "COALESCE(l.due || 'T00:00:00.000Z', p.updated_at)"
 
 
 def _marks(values: list[str]) -> str:
     return ",".join("?" * len(values))
 
 
-class SqlitePagesStore(NameLookups, FileReads):
+class SqlitePagesStore(NameLookups, FileReads, PageLinkReads):
     def __init__(self, db: sqlite3.Connection):
         self.db = db
 
@@ -109,22 +105,14 @@ class SqlitePagesStore(NameLookups, FileReads):
         return [Chunk(r[0], r[1]) for r in self.db.execute(
             "SELECT heading, text FROM chunks WHERE page_id = ? ORDER BY ord", (pid,))]
 
-    def links(self, slug: str, viewer: Viewer) -> PageLinks:
-        """Resolved links to and from other pages the viewer may see, bare-name mentions left out."""
-        pid = self._page_id(slug, viewer)
-        if pid is None:
-            return PageLinks()
-        vis = hide_private(viewer, "p.visibility")
-        out = self.db.execute(
-            "SELECT l.type, l.context, p.slug FROM links l JOIN pages p ON p.id = l.to_id "
-            f"WHERE l.from_id = ? AND l.to_id != l.from_id AND l.source != 'mentions'{vis} "
-            "ORDER BY l.id LIMIT ?", (pid, LINKS_PER_DIRECTION))
-        outgoing = [LinkEnd(r[0], r[1], r[2]) for r in out]
-        came = self.db.execute(
-            "SELECT l.type, l.context, p.slug FROM links l JOIN pages p ON p.id = l.from_id "
-            f"WHERE l.to_id = ? AND l.from_id != l.to_id AND l.source != 'mentions'{vis} "
-            "ORDER BY l.id DESC LIMIT ?", (pid, LINKS_PER_DIRECTION))
-        return PageLinks(outgoing, [LinkEnd(r[0], r[1], r[2]) for r in came])
+    def _link_ends(self, page_id: int, outgoing: bool, viewer: Viewer) -> list[LinkEnd]:
+        near, far, newest_first = ("from_id", "to_id", "") if outgoing else ("to_id", "from_id", " DESC")
+        rows = self.db.execute(
+            f"SELECT l.type, l.context, p.slug FROM links l JOIN pages p ON p.id = l.{far} "
+            f"WHERE l.{near} = ? AND l.{far} != l.{near} AND l.source != 'mentions'"
+            f"{hide_private(viewer, 'p.visibility')} ORDER BY l.id{newest_first} LIMIT ?",
+            (page_id, LINKS_PER_DIRECTION))
+        return [LinkEnd(r[0], r[1], r[2]) for r in rows]
 
     def backlink_count(self, slug: str, viewer: Viewer) -> int:
         """Distinct other pages the viewer may see that link here (bare-name mentions excluded)."""

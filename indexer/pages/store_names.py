@@ -1,29 +1,23 @@
 """Names to pages: the entity resolvers and the lookups a person's typed name needs.
 
-A mixin of the pages store (store.py): it reads `self.db` and applies the
-viewer through `hide_private` (visible.py) on every query, so a private page
-never resolves for a viewer who may not see it (its slug would leak).
+A mixin of the pages store (store.py). The ranking is the one both stores
+share (page_policy/name_ranking.py); this module answers its lookups over
+the page tables, applying the viewer through `hide_private` (visible.py) in
+every query, so a private page never resolves for a viewer who may not see
+it (its slug would leak).
 """
 
 from __future__ import annotations
 
-import re
 import sqlite3
-from collections.abc import Iterable
 
-from ..vault.slugs import looks_like_slug, normalize_alias, slugify, slugify_path
 from ..vault.visibility import Viewer
+from ..page_policy.name_ranking import ARM_LIMIT, Arm, NameRanking, first_name_ranges
 from ..page_policy.page_types import PageHead, PageName, PageRef
 from ..page_policy.visible import hide_private
 
-# an arm that matches many pages (a tail like "index") keeps its freshest few
-ARM_LIMIT = 20
-# the longest name worth looking up; longer input is a paste, not a name
-MAX_NAME = 300
-
 _HEAD = "p.id, p.slug, p.title, p.type, p.summary, p.lead, p.updated_at, p.last_retrieved_at"
 _TOUCHED = "max(p.updated_at, COALESCE(p.last_retrieved_at, ''))"
-_WS = re.compile(r"\s+")
 
 
 def _marks(values: list[str]) -> str:
@@ -35,97 +29,34 @@ def head_of(row: sqlite3.Row) -> PageHead:
                     lead=row["lead"], updated_at=row["updated_at"], last_retrieved_at=row["last_retrieved_at"])
 
 
-class NameLookups:
+def _arm(arm: Arm, keys: list[str]) -> tuple[str, list[str]]:
+    """The FROM … WHERE … of a name lookup (the viewer's condition is added after it) and its arguments."""
+    if arm == "alias":
+        return "aliases a JOIN pages p ON p.id = a.page_id WHERE a.alias = ?", keys[:1]
+    if arm == "title":
+        return f"pages p WHERE p.title_key IN ({_marks(keys)})", keys
+    if arm == "slug":
+        return f"pages p WHERE p.slug IN ({_marks(keys)})", keys
+    if arm == "tail":
+        return "pages p WHERE p.tail = ?", keys[:1]
+    (lo1, hi1), (lo2, hi2) = first_name_ranges(keys[0])
+    return "pages p WHERE ((p.slug > ? AND p.slug < ?) OR (p.slug > ? AND p.slug < ?))", [lo1, hi1, lo2, hi2]
+
+
+class NameLookups(NameRanking):
     db: sqlite3.Connection
 
-    def resolve_name(self, name: str, viewer: Viewer) -> list[PageHead]:
-        """Candidate pages for an entity name, best first: alias > exact title/slug > slug
-        suffix > (a one-word name) people/companies pages whose slug starts with it
-        (docs/protocol.md §3.3). Within a rank the most recently touched page wins; the
-        slug breaks remaining ties so the order is stable."""
-        raw = name.strip()[:MAX_NAME]
-        if not raw:
-            return []
-        vis = hide_private(viewer, "p.visibility")
-        tail = slugify(raw)
-        best: dict[int, tuple[int, sqlite3.Row]] = {}
+    def _heads_where(self, arm: Arm, keys: list[str], viewer: Viewer) -> list[tuple[int, PageHead]]:
+        where, args = _arm(arm, keys)
+        fresh = "" if arm == "slug" else f" ORDER BY {_TOUCHED} DESC LIMIT {ARM_LIMIT}"
+        rows = self.db.execute(f"SELECT {_HEAD} FROM {where}{hide_private(viewer, 'p.visibility')}{fresh}", args)
+        return [(int(r["id"]), head_of(r)) for r in rows]
 
-        def take(rank: int, sql: str, args: Iterable[str]) -> None:
-            for row in self.db.execute(sql, tuple(args)):
-                if row["id"] not in best or best[row["id"]][0] > rank:
-                    best[row["id"]] = (rank, row)
-
-        fresh = f"ORDER BY {_TOUCHED} DESC LIMIT {ARM_LIMIT}"
-        alias = normalize_alias(raw)
-        if alias:
-            take(0, f"SELECT {_HEAD} FROM aliases a JOIN pages p ON p.id = a.page_id WHERE a.alias = ?{vis} {fresh}",
-                 (alias,))
-        titles = sorted({raw.lower(), _WS.sub(" ", raw).lower()})
-        take(1, f"SELECT {_HEAD} FROM pages p WHERE p.title_key IN ({_marks(titles)}){vis} {fresh}", titles)
-        slugs = sorted({s for s in (raw, raw.lower(), tail, slugify_path(raw)) if s})
-        take(1, f"SELECT {_HEAD} FROM pages p WHERE p.slug IN ({_marks(slugs)}){vis}", slugs)
-        if tail:
-            # `tail` is the last slug segment, so tail = x is "slug ends with /x"
-            # (or is x itself, which the exact arm already ranked higher)
-            take(2, f"SELECT {_HEAD} FROM pages p WHERE p.tail = ?{vis} {fresh}", (tail,))
-        if tail and "-" not in tail and "/" not in raw:
-            # beyond the reference: a first name finds people/<name>-… and
-            # companies/<name>-…, the pages remember files "Alice"'s facts under (§4.4)
-            take(3, f"SELECT {_HEAD} FROM pages p WHERE ((p.slug > ? AND p.slug < ?) OR "
-                    f"(p.slug > ? AND p.slug < ?)){vis} {fresh}",
-                 (f"people/{tail}-", f"people/{tail}.", f"companies/{tail}-", f"companies/{tail}."))
-        # stable sorts, least significant key first: slug, then touched desc, then rank
-        ranked = sorted(((rank, head_of(row)) for rank, row in best.values()), key=lambda rh: rh[1].slug)
-        ranked.sort(key=lambda rh: rh[1].last_touched, reverse=True)
-        ranked.sort(key=lambda rh: rh[0])
-        return [head for _, head in ranked]
-
-    def resolve_alias(self, name: str, viewer: Viewer) -> list[str]:
-        """Slugs of the pages (at most two: enough to tell unique from ambiguous) declaring `name` an alias."""
-        key = normalize_alias(name)
-        if not key:
-            return []
-        rows = self.db.execute("SELECT DISTINCT p.slug FROM aliases a JOIN pages p ON p.id = a.page_id "
-                               f"WHERE a.alias = ?{hide_private(viewer, 'p.visibility')} LIMIT 2", (key,))
-        return [r[0] for r in rows]
-
-    def resolve_entity(self, name: str, viewer: Viewer) -> str | None:
-        """The one existing page an entity name means, for remember and recall to file facts
-        under (docs/protocol.md §4.4): an existing slug, a unique alias, a unique
-        people/companies page for a one-word name, a unique exact title or slug tail."""
-        raw = name.strip()
-        vis = hide_private(viewer)
-        if looks_like_slug(raw):
-            row = self.db.execute(f"SELECT slug FROM pages WHERE slug = ?{vis}", (raw,)).fetchone()
-            if row:
-                return str(row[0])
-        aliased = self.resolve_alias(raw, viewer)
-        if len(aliased) == 1:
-            return aliased[0]
-        if "/" in raw:
-            return None
-        tok = slugify(raw)
-        if tok and "-" not in tok:
-            # slug ranges ('-' + 1 = '.') use the slug index; LIKE would scan every page
-            rows = self.db.execute(
-                "SELECT slug FROM pages WHERE (slug IN (?, ?) OR (slug > ? AND slug < ?) "
-                f"OR (slug > ? AND slug < ?)){vis} LIMIT 2",
-                (f"people/{tok}", f"companies/{tok}", f"people/{tok}-", f"people/{tok}.",
-                 f"companies/{tok}-", f"companies/{tok}."),
-            ).fetchall()
-            if len(rows) == 1:
-                return str(rows[0][0])
-        # a multi-word name that is exactly one page's title
-        title = " ".join(raw.split()).lower()
-        rows = self.db.execute(f"SELECT slug FROM pages WHERE title_key = ?{vis} LIMIT 2", (title,)).fetchall()
-        if len(rows) == 1:
-            return str(rows[0][0])
-        # a bare slug ("alice-example") that is the last segment of exactly one page
-        if tok:
-            rows = self.db.execute(f"SELECT slug FROM pages WHERE tail = ?{vis} LIMIT 2", (tok,)).fetchall()
-            if len(rows) == 1:
-                return str(rows[0][0])
-        return None
+    def _slugs_where(self, arm: Arm, keys: list[str], viewer: Viewer) -> list[str]:
+        where, args = _arm(arm, keys)
+        rows = self.db.execute(f"SELECT DISTINCT p.slug FROM {where}{hide_private(viewer, 'p.visibility')} LIMIT 2",
+                               args)
+        return [str(r[0]) for r in rows]
 
     def visible_slugs(self, slugs: list[str], viewer: Viewer) -> list[str]:
         """`slugs` without the pages the viewer may not see (in order; slugs of no page stay)."""

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from ..vault.indexing_pass import collision_echo
 from ..vault.parse import ParsedPage
+from ..vault.problem_rows import ProblemRows
 from ..vault.scan import FileStat, Problem
 from ..vault.slugs import normalize_alias
-from ..vault.timestamps import iso_ns, now_iso  # noqa: F401  (vault_index, page_tools import them from here)
+from ..vault.timestamps import iso_ns, now_iso
 from ..vault.wikilinks import LinkResolver
 
 _IN_CHUNK = 900  # bound on SQL variables per statement
@@ -35,7 +35,7 @@ def _chunks(seq, n=_IN_CHUNK):
         yield seq[i:i + n]
 
 
-class PageTables:
+class PageTables(ProblemRows):
     def __init__(self, db: sqlite3.Connection):
         self.db = db
         self.next_page_id = self._counter("page_id_hwm", "pages")
@@ -273,33 +273,19 @@ class PageTables:
             self.db.executemany("UPDATE links SET to_id = ? WHERE id = ?", updates)
         return len(updates)
 
-    # -- problems --------------------------------------------------------------
+    # -- problems (the rules: vault/problem_rows.py) ------------------------------
 
-    def clear_problems(self, path: str) -> None:
-        if self._problem_paths is None:
-            self._problem_paths = {r[0] for r in self.db.execute("SELECT DISTINCT path FROM problems")}
-        if path in self._problem_paths:  # most files have none: skip the delete
-            self.db.execute("DELETE FROM problems WHERE path = ?", (path,))
-            # the indexed file of a slug collision carries a line naming this one: it goes too
-            self.db.execute("DELETE FROM problems WHERE kind = 'slug_collision' AND detail = ?",
-                            (collision_echo(path),))
-            self._problem_paths.discard(path)
+    def _delete_problems(self, path: str, echo: str) -> None:
+        self.db.execute("DELETE FROM problems WHERE path = ?", (path,))
+        self.db.execute("DELETE FROM problems WHERE kind = 'slug_collision' AND detail = ?", (echo,))
 
-    def add_problem(self, p: Problem) -> None:
+    def _insert_problem(self, p: Problem) -> None:
         self.db.execute("INSERT INTO problems(path, kind, detail) VALUES (?, ?, ?)", (p.path, p.kind, p.detail))
-        if self._problem_paths is not None:
-            self._problem_paths.add(p.path)
 
-    def replace_scan_problems(self, problems: list[Problem], under: str = "") -> None:
-        """Swap the walk-level problems (conflict copies, loops) found under a folder."""
-        self._problem_paths = None
-        kinds = ("conflict_copy", "symlink_loop", "symlink_outside", "unreadable_folder")
+    def _delete_scan_problems(self, kinds: tuple[str, ...], under: str) -> None:
         marks = ",".join("?" * len(kinds))
         if under:
             self.db.execute(f"DELETE FROM problems WHERE kind IN ({marks}) AND (path = ? OR path LIKE ?)",
                             (*kinds, under, under.rstrip("/") + "/%"))
         else:
             self.db.execute(f"DELETE FROM problems WHERE kind IN ({marks})", kinds)
-        for p in problems:
-            if p.kind in kinds:
-                self.add_problem(p)

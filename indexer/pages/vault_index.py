@@ -7,7 +7,9 @@ look, never *what* happened. Unchanged files (same mtime and size, or same
 bytes) cost no parse. What each file becomes is decided by the pass both
 backends share (indexer/vault/indexing_pass.py); this class keeps the SQLite
 tables and the keyword index. Writes use a connection of their own; readers
-share the engine's connection and see only committed batches.
+share the engine's connection and see only committed batches. The index only
+writes: search and the page reads are the pages store's (store.py,
+store_files.py), over the same tables and this keyword index.
 """
 
 from __future__ import annotations
@@ -24,15 +26,13 @@ from .db import open_db
 from .keyword import KeywordIndex
 from ..vault.indexing_pass import IndexingPass, PageTableWrites
 from ..vault.parse import ParsedPage
-from ..vault.vault_files import PageWriteError
-from .page_tools import PageOps
-from .table_writes import PageTables, now_iso
+from .page_tools import PageOps, owned_elsewhere
+from .table_writes import PageTables
 from ..vault.scan import FileStat
-from ..vault.visibility import Viewer
+from ..vault.timestamps import now_iso
 from ..vault.vault_changes import PageRow, Read, disk_state, row_stable_id
 
 log = logging.getLogger("brain.indexer")
-WORLD = Viewer.world()   # a reader who does not say otherwise is the world (docs/protocol.md §4.8)
 
 # how long a deleted page's bytes may come back as a moved page (the watcher's delete, then its create)
 GONE_WINDOW_S = 30.0
@@ -55,8 +55,9 @@ class VaultIndex(IndexingPass, PageOps):
         self._born: dict[str, tuple] = {}        # … and of pages just new to the index
         self._names_changed = False              # the current apply changed what some name resolves to
         self._late_moves: list[tuple[str, str]] = []   # moves found by _came_back in the current apply
-        self.wdb = None
-        self.tables = None
+        self.wdb: sqlite3.Connection | None = None
+        self.tables: PageTables | None = None
+        self.keyword: KeywordIndex | None
         try:
             self.keyword = KeywordIndex(self.cache_dir / "keyword", read_only=read_only)
         except (OSError, ValueError):
@@ -65,38 +66,52 @@ class VaultIndex(IndexingPass, PageOps):
             self.keyword = None          # nothing indexed yet and not ours to create
         if not read_only:
             row = db.execute("PRAGMA database_list").fetchone()
-            self.wdb = open_db(Path(row[2]))
+            self.wdb = wdb = open_db(Path(row[2]))
             # the link indexes are keyed by name, so inserts land all over the
             # b-trees: a bigger page cache keeps a whole-vault pass off the disk
-            self.wdb.execute("PRAGMA cache_size = -65536")
-            self.wdb.execute("PRAGMA temp_store = MEMORY")
-            self.tables = PageTables(self.wdb)
+            wdb.execute("PRAGMA cache_size = -65536")
+            wdb.execute("PRAGMA temp_store = MEMORY")
+            self.tables = PageTables(wdb)
             self._check_keyword()
+
+    @property
+    def writing(self) -> PageTables:
+        """The tables' write side; a read-only index has none, and never reaches a write."""
+        if self.tables is None:
+            raise owned_elsewhere()
+        return self.tables
+
+    @property
+    def writing_keyword(self) -> KeywordIndex:
+        """The keyword index's write side: a writable index always opens one (or fails to open)."""
+        if self.keyword is None:
+            raise owned_elsewhere()
+        return self.keyword
 
     # -- keeping the keyword index in step with the tables ----------------------
 
     def _check_keyword(self) -> None:
         """Rebuild the keyword index from the tables when it is missing, stale or torn."""
-        chunks = self.wdb.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
-        dirty = self.tables.meta("keyword_dirty") == "1"
-        if not (self.keyword.fresh or dirty or self.keyword.num_docs() != chunks):
+        chunks = self.writing.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        dirty = self.writing.meta("keyword_dirty") == "1"
+        if not (self.writing_keyword.fresh or dirty or self.writing_keyword.num_docs() != chunks):
             return
         log.info("rebuilding the keyword index from the page tables (%d chunks)", chunks)
-        self.keyword.clear()
-        pages = self.wdb.execute("SELECT id, slug, title, tags, type, visibility FROM pages").fetchall()
+        self.writing_keyword.clear()
+        pages = self.writing.db.execute("SELECT id, slug, title, tags, type, visibility FROM pages").fetchall()
         aliases: dict[int, list[str]] = {}
-        for alias, pid in self.wdb.execute("SELECT COALESCE(NULLIF(display, ''), alias), page_id FROM aliases"):
+        for alias, pid in self.writing.db.execute("SELECT COALESCE(NULLIF(display, ''), alias), page_id FROM aliases"):
             aliases.setdefault(pid, []).append(alias)
         by_page: dict[int, list] = {}
-        for cid, pid, heading, path, text in self.wdb.execute(
+        for cid, pid, heading, path, text in self.writing.db.execute(
                 "SELECT id, page_id, heading, heading_path, text FROM chunks ORDER BY page_id, ord"):
             by_page.setdefault(pid, []).append((cid, heading, path, text))
         for p in pages:
-            self.keyword.add_page(p["id"], slug=p["slug"], title=p["title"], aliases=aliases.get(p["id"], []),
-                                  tags=json.loads(p["tags"] or "[]"), ptype=p["type"], visibility=p["visibility"],
-                                  chunks=by_page.get(p["id"], []))
-        self.keyword.commit()
-        self.wdb.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('keyword_dirty', '0')")
+            self.writing_keyword.add_page(p["id"], slug=p["slug"], title=p["title"], aliases=aliases.get(p["id"], []),
+                                          tags=json.loads(p["tags"] or "[]"), ptype=p["type"], visibility=p["visibility"],
+                                          chunks=by_page.get(p["id"], []))
+        self.writing_keyword.commit()
+        self.writing.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('keyword_dirty', '0')")
 
     # -- the one way in -----------------------------------------------------------
 
@@ -108,8 +123,7 @@ class VaultIndex(IndexingPass, PageOps):
               *, full: bool = False, progress: Callable[[int, int], None] | None = None) -> dict:
         """Re-read the given paths (and folders) from disk and index what changed."""
         if self.read_only:
-            raise PageWriteError("read_only", "another brain process owns this vault's index.",
-                                 "Send the request to the running daemon (drop --no-daemon).")
+            raise owned_elsewhere()
         with self._lock:
             self._late_moves = []
             self._names_changed = False   # set by a page added, deleted, renamed or renamed inside
@@ -119,8 +133,8 @@ class VaultIndex(IndexingPass, PageOps):
                 report = self._apply(paths, dirs, moves, full, progress)
             except BaseException:
                 # leave no half batch behind: the next apply starts clean
-                self.tables.rollback()
-                self.keyword.rollback()
+                self.writing.rollback()
+                self.writing_keyword.rollback()
                 raise
             self.last_report = report
             if self._names_changed or self.pending_moves():
@@ -144,7 +158,7 @@ class VaultIndex(IndexingPass, PageOps):
             log.warning("a pages-changed listener failed; the page moves are kept for the next change", exc_info=True)
             return
         if moves:
-            self.wdb.execute("DELETE FROM meta WHERE key = 'pending_moves'")
+            self.writing.db.execute("DELETE FROM meta WHERE key = 'pending_moves'")
 
     def rename(self, old_rel: str, new_rel: str) -> dict:
         """A file moved: the page keeps its id, and links follow the new name."""
@@ -164,8 +178,7 @@ class VaultIndex(IndexingPass, PageOps):
     # -- the pass's hooks (indexing_pass.py) --------------------------------------------
 
     def _writes(self) -> PageTableWrites:
-        assert self.tables is not None   # apply refuses a read-only index before any pass
-        return self.tables
+        return self.writing
 
     def _drop_gone(self, row: PageRow, full: bool) -> None:
         self._delete_row(row)
@@ -174,7 +187,7 @@ class VaultIndex(IndexingPass, PageOps):
 
     def _store(self, rel: str, st: FileStat, page: ParsedPage, h: str, row: PageRow | None,
                trust_stat: bool) -> int:
-        t = self.tables
+        t = self.writing
         renamed = row is not None and row["path"] != rel
         if row is None and not trust_stat:   # a whole-vault pass pairs its moves itself (pair_renames)
             self._came_back(page.slug, h, page.frontmatter.get("id"))
@@ -184,10 +197,10 @@ class VaultIndex(IndexingPass, PageOps):
         if before is None or before != self._names_of(pid):
             self._names_changed = True
         if row is not None:
-            self.keyword.delete_page(pid)
-        self.keyword.add_page(pid, slug=page.slug, title=page.title, aliases=page.aliases, tags=page.tags,
-                              ptype=page.type, visibility=page.visibility,
-                              chunks=[(r["id"], r["heading"], r["heading_path"], r["text"]) for r in all_rows])
+            self.writing_keyword.delete_page(pid)
+        self.writing_keyword.add_page(pid, slug=page.slug, title=page.title, aliases=page.aliases, tags=page.tags,
+                                      ptype=page.type, visibility=page.visibility,
+                                      chunks=[(r["id"], r["heading"], r["heading_path"], r["text"]) for r in all_rows])
         self._added.extend(added)
         self._removed.extend(removed)
         return pid
@@ -195,7 +208,7 @@ class VaultIndex(IndexingPass, PageOps):
     def _deleted(self, row: PageRow, chunk_ids: list[int]) -> None:
         self._names_changed = True
         self._removed.extend(chunk_ids)
-        self.keyword.delete_page(row["id"])
+        self.writing_keyword.delete_page(row["id"])
 
     # The watcher may report a move into a folder it does not watch yet as two changes, a new file
     # and a deleted one, in either order and in batches of their own: each side is remembered for
@@ -240,16 +253,16 @@ class VaultIndex(IndexingPass, PageOps):
         """Keep, in the batch that moves them, the slugs of the pages whose file moved."""
         moves, self._late_moves = self._late_moves, []
         for rel, old in pairs.items():
-            row = self.tables.by_path(rel)
+            row = self.writing.by_path(rel)
             if row is not None and row["id"] == old["id"] and row["slug"] != old["slug"]:
                 moves.append((old["slug"], row["slug"]))
         if moves:
-            self.tables.set_meta("pending_moves", json.dumps(self.pending_moves() + moves))
+            self.writing.set_meta("pending_moves", json.dumps(self.pending_moves() + moves))
 
     def _names_of(self, pid: int) -> tuple:
         """What entity names resolve by on a page (title, visibility, aliases): a change of any
         re-files the facts of names that may now mean it, or no longer (docs/architecture.md, "Entity identity")."""
-        row = self.tables.db.execute(
+        row = self.writing.db.execute(
             "SELECT title_key, visibility, (SELECT group_concat(alias, char(10)) FROM "
             "(SELECT alias FROM aliases WHERE page_id = ? ORDER BY alias)) FROM pages WHERE id = ?", (pid, pid)).fetchone()
         return tuple(row) if row is not None else ()
@@ -257,10 +270,10 @@ class VaultIndex(IndexingPass, PageOps):
     def _open_batch(self) -> None:
         self._added: list[dict] = []
         self._removed: list[int] = []
-        self.tables.begin()
+        self.writing.begin()
 
     def _finish(self, resolve: bool = True) -> None:
-        t = self.tables
+        t = self.writing
         try:
             if resolve:
                 t.resolve_links(self._from_ids, self._tails)
@@ -270,10 +283,10 @@ class VaultIndex(IndexingPass, PageOps):
             t.commit()
         except BaseException:
             t.rollback()
-            self.keyword.rollback()
+            self.writing_keyword.rollback()
             raise
-        self.keyword.commit()
-        self.wdb.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('keyword_dirty', '0')")
+        self.writing_keyword.commit()
+        self.writing.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('keyword_dirty', '0')")
         self.stats["commits"] += 1
         if self._added or self._removed:
             for cb in list(self.on_chunks_changed):
@@ -281,12 +294,6 @@ class VaultIndex(IndexingPass, PageOps):
                     cb(list(self._added), list(self._removed))
                 except Exception:
                     log.warning("a chunks-changed listener failed", exc_info=True)
-
-    def search(self, query: str, limit: int, *, viewer: Viewer = WORLD, embedder=None, vectors=None):
-        """(results, degraded reason or None) as `viewer` may see them; see search.py."""
-        from .search import search_pages
-
-        return search_pages(self, query, limit, viewer=viewer, embedder=embedder, vectors=vectors)
 
     # -- state ------------------------------------------------------------------------
 

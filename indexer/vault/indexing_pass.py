@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .frontmatter import MAX_FRONTMATTER_BYTES
 from .parse import ParsedPage, parse_page, parse_stub
+from .problem_rows import collision_echo
 from .scan import IGNORE_FILE, FileStat, IgnoreRules, Problem, classify, read_head, read_page, stat_page
 from .slugs import path_to_slug
 from .vault_changes import DiskState, PageRow, PageRows, Read, pair_renames, scan_kinds_paths
@@ -35,11 +36,6 @@ STUB_HEAD_BYTES = MAX_FRONTMATTER_BYTES + 8192   # room for the largest frontmat
 
 Progress = Callable[[int, int], None]
 Report = dict[str, int]
-
-
-def collision_echo(path: str) -> str:
-    """The problem line on the indexed file when `path` shares its slug and is left out."""
-    return f"{path} has the same slug {path_to_slug(path)!r} and is not indexed; rename one of them"
 
 
 class PageTableWrites(PageRows, Protocol):

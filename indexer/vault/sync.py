@@ -16,7 +16,9 @@ import logging
 import os
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Protocol
 
 from watchdog.events import (
     DirCreatedEvent, DirDeletedEvent, DirMovedEvent, FileCreatedEvent, FileDeletedEvent, FileModifiedEvent,
@@ -24,9 +26,6 @@ from watchdog.events import (
 )
 
 from .scan import IGNORE_FILE, hidden, is_markdown
-
-if TYPE_CHECKING:
-    from .indexing_pass import IndexingPass
 
 log = logging.getLogger("brain.sync")
 
@@ -37,6 +36,16 @@ _EVENTS = [FileCreatedEvent, FileDeletedEvent, FileModifiedEvent, FileMovedEvent
            DirCreatedEvent, DirDeletedEvent, DirMovedEvent]
 INOTIFY_FIX = ("raise the limit: `sudo sysctl fs.inotify.max_user_watches=524288` "
                "(persist it in /etc/sysctl.d/)")
+
+
+class Watched(Protocol):
+    """What the watcher needs of the index it feeds (indexing_pass.IndexingPass is one); declared
+    here so the pass, which starts the watcher, and the watcher need not name each other."""
+
+    vault: Path
+
+    def apply(self, paths: Iterable[str] = (), dirs: Iterable[str] = (),
+              moves: Iterable[tuple[str, str]] = ()) -> Any: ...
 
 
 class _Handler(FileSystemEventHandler):
@@ -51,7 +60,7 @@ class _Handler(FileSystemEventHandler):
 
 
 class VaultSync:
-    def __init__(self, index: IndexingPass, *, debounce_s: float = DEBOUNCE_S, max_delay_s: float = MAX_DELAY_S,
+    def __init__(self, index: Watched, *, debounce_s: float = DEBOUNCE_S, max_delay_s: float = MAX_DELAY_S,
                  force_polling: bool = False, poll_interval_s: float = 1.0, observer_factory=None):
         self.index = index
         self.root = os.path.realpath(index.vault)

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 from urllib.parse import unquote
 
 from .fences import lines_and_mask, prose_lines
@@ -223,7 +225,7 @@ def _wikilink_values(value, depth: int = 0) -> list[str]:
 class LinkResolver:
     """Resolve link keys against a set of pages (id, slug, tail)."""
 
-    def __init__(self, pages):
+    def __init__(self, pages: Iterable[Sequence[Any]]):
         self.by_slug: dict[str, int] = {}
         self.by_tail: dict[str, list[tuple[str, int]]] = {}
         for pid, slug, tail in pages:
