@@ -1,5 +1,6 @@
-"""mypy over the store contracts and the page policy (strict), the verbs and the embedded pages store,
-and both engines against the Engine contract (docs/architecture.md, "Stores").
+"""mypy over the whole package, `mypy -p brain` with the project's settings: strict on the store
+contracts, the policy both backends share and the PostgreSQL backend, checked everywhere else; and
+both engines against the Engine contract (docs/architecture.md, "Stores").
 
 The package maps folders to names (pyproject.toml, package-dir: `daemon/` is
 `brain.daemon`), which mypy cannot see through an editable install's import
@@ -21,9 +22,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 # where each folder lands in the installed package (pyproject.toml, package-dir)
-LAYOUT = {"brain_pkg": "brain", "daemon": "brain/daemon", "indexer": "brain/indexer"}
-# with the embedded pages store and the page policy both page backends share (strict)
-CHECKED = ("brain.daemon.stores", "brain.daemon.verbs", "brain.indexer.pages", "brain.indexer.page_policy")
+LAYOUT = {"brain_pkg": "brain", "daemon": "brain/daemon", "indexer": "brain/indexer", "cli": "brain/cli",
+          "hooks": "brain/hooks"}
+CHECKED = ("brain",)
 # assigns each engine to the contract; checked beside the packages, reported on its own lines
 ENGINES_CHECK = "engine_contract_check.py"
 
@@ -65,7 +66,7 @@ def held_errors(lines: list[str]) -> list[str]:
     return [line for line in lines if ": error:" in line]
 
 
-def test_the_store_contracts_and_the_verbs_type_check(tmp_path, mypy_cache):
+def test_the_whole_package_type_checks(tmp_path, mypy_cache):
     code, lines = run_mypy(lay_out(tmp_path), mypy_cache)
     errors = held_errors(lines)
     # 2: mypy failed (bad config, crash); 1 with no error line: it never ran (not installed)
@@ -74,16 +75,22 @@ def test_the_store_contracts_and_the_verbs_type_check(tmp_path, mypy_cache):
 
 
 def test_the_contracts_are_checked_strictly_and_the_verbs_are_checked(tmp_path, mypy_cache):
-    """The check can fail: an untyped function in a contract, and a verb reading an attribute
-    the Engine does not declare, are both reported."""
+    """The check can fail: an untyped function in a contract or in the PostgreSQL backend, a verb
+    reading an attribute the Engine does not declare, and a wrong type in the CLI are all reported."""
     root = lay_out(tmp_path)
     with (root / "brain/daemon/stores/engine.py").open("a") as f:
         f.write("\n\ndef planted_untyped(x):\n    return x\n")
+    with (root / "brain/daemon/postgres/connections.py").open("a") as f:
+        f.write("\n\ndef planted_untyped(x):\n    return x\n")
+    with (root / "brain/cli/render.py").open("a") as f:
+        f.write("\n\ndef planted_wrong() -> int:\n    return 'one'\n")
     with (root / "brain/daemon/verbs/forget.py").open("a") as f:
         f.write("\n\ndef planted_reader(engine: Engine) -> object:\n    return engine.planted_attribute\n")
     _code, lines = run_mypy(root, mypy_cache)
     errors = held_errors(lines)
     assert any(e.startswith("daemon/stores/engine.py") and "[no-untyped-def]" in e for e in errors), lines
+    assert any(e.startswith("daemon/postgres/connections.py") and "[no-untyped-def]" in e for e in errors), lines
+    assert any(e.startswith("cli/render.py") and "[return-value]" in e for e in errors), lines
     assert any(e.startswith("daemon/verbs/forget.py") and '"Engine" has no attribute "planted_attribute"' in e
                for e in errors), lines
 

@@ -148,38 +148,46 @@ class FactsLog:
             except FileExistsError:
                 n += 1
 
+    def _opened(self) -> int:
+        """The descriptor appends go to, opened now (open_for_append raises when it cannot)."""
+        self.open_for_append()
+        assert self._fd is not None
+        return self._fd
+
     def append(self, records: list[dict], before: Sequence[bytes] = ()) -> tuple[int, bytes]:
         """Append records (after the whole lines `before`, copied as they are) durably;
         returns where they start and the bytes written."""
-        if self._fd is None:
-            self.open_for_append()
+        fd = self._fd if self._fd is not None else self._opened()
         data = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records)
         payload = b"".join(line + b"\n" for line in before) + data.encode("utf-8")
-        start = os.fstat(self._fd).st_size  # type: ignore[arg-type]
+        start = os.fstat(fd).st_size
         try:
             written = 0
             while written < len(payload):
-                written += os.write(self._fd, payload[written:])  # type: ignore[arg-type]
-            os.fsync(self._fd)  # type: ignore[arg-type]
+                written += os.write(fd, payload[written:])
+            os.fsync(fd)
         except BaseException:
             # not acknowledged, so not kept: a partial line left behind would
             # swallow the next record appended after it
             self._undo(start)
             raise
         # with O_APPEND the bytes went to the end as it was then, which another writer may have moved
-        return os.fstat(self._fd).st_size - len(payload), payload  # type: ignore[arg-type]
+        return os.fstat(fd).st_size - len(payload), payload
 
     def landed(self, start: int, payload: bytes) -> bool:
         """Whether `payload` is a run of whole lines at `start` of the file now at the path."""
-        if not self.held_is_current() or start < 0:
+        fd = self._fd
+        if fd is None or not self.held_is_current() or start < 0:
             return False
-        before = os.pread(self._fd, 1, start - 1) if start else b"\n"  # type: ignore[arg-type]
-        return before == b"\n" and os.pread(self._fd, len(payload), start) == payload  # type: ignore[arg-type]
+        before = os.pread(fd, 1, start - 1) if start else b"\n"
+        return before == b"\n" and os.pread(fd, len(payload), start) == payload
 
     def _undo(self, size: int) -> None:
         try:
-            os.ftruncate(self._fd, size)  # type: ignore[arg-type]
-            os.fsync(self._fd)  # type: ignore[arg-type]
+            if self._fd is None:
+                return
+            os.ftruncate(self._fd, size)
+            os.fsync(self._fd)
         except OSError:
             # cannot cut it now: reopen before the next append, which sets the torn tail aside
             self.close()

@@ -205,7 +205,8 @@ class PgAuthStore:
         now = time.time()
         with self._conn() as conn:
             conn.execute("DELETE FROM oauth_clients WHERE expires_at < %s", (now,))
-            live = conn.execute("SELECT COUNT(*) FROM oauth_clients").fetchone()[0]
+            counted = conn.execute("SELECT COUNT(*) FROM oauth_clients").fetchone()
+            live = int(counted[0]) if counted else 0
             if live >= MAX_CLIENTS:
                 # the oldest registration never approved and with no request awaiting the owner makes
                 # room: a flood only ever displaces its own, never a client the owner approved or is about to

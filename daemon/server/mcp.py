@@ -181,7 +181,7 @@ def engine_dispatcher(engine: ServedEngine, *, gate: CallGate | None = None,
 
                 steps.prefetch_embedding(engine, query.strip(), query=True)
 
-    dispatch_call.start_early = start_early  # type: ignore[attr-defined]
+    dispatch_call.start_early = start_early  # type: ignore[attr-defined]  # a function's own attribute, read by the socket server
     return dispatch_call
 
 

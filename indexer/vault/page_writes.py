@@ -66,7 +66,7 @@ def prepare_write(vault: Path, rules, slug: str, indexed: tuple[str, str] | None
     if blind and big is not None and big.size > MAX_PAGE_BYTES:   # private to them, and never read whole
         return hold_aside(vault, slug, rel, data, expected_hash)
     try:
-        old = read_bytes(real)
+        old = read_bytes(Path(real))
     except OSError as e:
         if blind:
             return hold_aside(vault, slug, rel, data, expected_hash)
@@ -99,7 +99,7 @@ def content_bytes(content: object) -> bytes:
 
 
 def write_if_unchanged(vault: Path, slug: str, rel: str, data: bytes, old: bytes | None,
-                       viewer: Viewer) -> dict | None:
+                       viewer: Viewer) -> dict[str, object] | None:
     """Write the page file only if it still holds `old` (None: still absent), checked right before the
     rename; None once written. Changed meanwhile (the owner saved it while the caller's write was on
     its way), the write is refused as a stale `expected_hash` is, or, when what is there now is private
@@ -138,7 +138,7 @@ def write_page_file(vault: Path, rel: str, data: bytes, expect=ANY) -> None:
 
 def hold_aside(vault: Path, slug: str, rel: str, data: bytes, expected_hash: str | None) -> dict:
     """Keep a blind write onto a private page in `<vault>/.brain/held/` and answer as for an absent slug
-    (PageOps._as_if_absent says why)."""
+    (PageOps._as_if_absent, indexer/pages/page_tools.py, says why)."""
     if expected_hash is not None:
         raise stale_write(slug, None)
     stamp = f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{time.time_ns() % 10**9:09d}"
