@@ -14,7 +14,7 @@ from test_relay_survival import Host
 
 from brain.daemon.client.relay import preamble
 from brain.daemon.server.socket import caller_from_preamble
-from brain.daemon.verbs.cursors import client_of
+from brain.daemon.verbs.cursors import client_of, cursor_namespace
 
 pytestmark = pytest.mark.usefixtures("reaper")
 
@@ -31,9 +31,13 @@ def test_each_client_id_is_its_own_namespace():
     assert ns({"lane": "remote", "client_id": "agent-7"}) == "socket:agent-7"
     # the HTTP front end's token names stay as they were, apart from socket clients of the same name
     assert ns({"lane": "remote", "transport": "http", "client_id": "agent-7"}) == "agent-7"
-    # no id: a namespace of the connection's own, never shared, never a local one by claim
-    anon = [ns({"lane": "remote"}), ns({"lane": "remote"}), ns({"lane": "remote", "client_id": "local"})]
-    assert len(set(anon)) == 3 and all(a.startswith("socket:conn-") for a in anon), anon
+    # no id: cursors in a namespace of the connection's own, never shared, never a local one by claim;
+    # its idempotency keys stay "remote", since a retry comes on a new connection
+    anon = [caller_from_preamble(pre, uid, "full")
+            for pre in ({"lane": "remote"}, {"lane": "remote"}, {"lane": "remote", "client_id": "local"})]
+    spaces = [cursor_namespace(c) for c in anon]
+    assert len(set(spaces)) == 3 and all(a.startswith("socket:conn-") for a in spaces), spaces
+    assert {client_of(c) for c in anon} == {"remote"}
     assert ns({"lane": "remote", "transport": "http", "client_id": "local:x"}) == "remote"
     assert ns({"lane": "local"}) == "local" and ns({"lane": "local", "client_id": "hook"}) == "local:hook"
 

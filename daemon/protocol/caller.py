@@ -22,6 +22,8 @@ class Caller:
     surface: str = "full"
     # HTTP tokens may be read-only; everyone else may write
     can_write: bool = True
+    # a client naming no id: the delta cursor namespace of its own connection (verbs/cursors.py)
+    connection: str | None = None
     # the HTTP session a call arrived on (one daemon connection each); not identity
     session: str | None = field(default=None, compare=False)
     # the call's idempotency key, as the client sent it in `_meta`: a retry

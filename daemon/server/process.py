@@ -381,7 +381,8 @@ def run_stdio(places: Places, vault: Path, cfg: dict, surface: str) -> int:
         from ..verbs.cursors import connection_namespace
 
         # one MCP host on this stdio: its own cursor namespace (docs/protocol.md §3.7)
-        caller = Caller(remote=True, client_id=connection_namespace("stdio"), transport="stdio", surface=surface)
+        caller = Caller(remote=True, client_id="remote", transport="stdio", surface=surface,
+                        connection=connection_namespace("stdio"))
         anyio.run(serve_stdio, engine, caller, warmup.index_ready, lambda: close_engine(engine, warmup))
     finally:
         close_engine(engine, warmup)

@@ -87,15 +87,18 @@ def caller_from_preamble(pre: dict, uid: int | None, default_surface: str) -> Ca
     # (docs/protocol.md §3.7): the HTTP front end forwards its token's name,
     # any other client its own id, kept apart from token names by the
     # transport; a claim can only narrow (read_only), never grant trust
+    connection = None
     if not claimed or claimed == "local":
-        # no id: a namespace of this connection's own, so no other id-less client can evict its cursors
-        client_id = connection_namespace(transport)
+        client_id = "remote"
+        # its delta cursors in a namespace of this connection's own, so no other id-less client can
+        # evict them (its idempotency keys stay "remote": a retry comes on a new connection)
+        connection = connection_namespace(transport)
     elif transport == "http":
         client_id = claimed
     else:
         client_id = f"{transport}:{claimed}"
     return Caller(remote=True, client_id=client_id, transport=transport, surface=surface,
-                  can_write=pre.get("read_only") is not True)
+                  can_write=pre.get("read_only") is not True, connection=connection)
 
 
 class SocketServer:

@@ -29,6 +29,13 @@ def connection_namespace(transport: str) -> str:
     return f"{transport}:conn-{secrets.token_hex(8)}"
 
 
+def cursor_namespace(caller: Caller) -> str:
+    """Whose delta cursors a call reads and moves: the caller's namespace (`client_of`), except that a
+    remote client naming no id has its connection's own."""
+    ns = client_of(caller)
+    return caller.connection if ns == "remote" and caller.connection else ns
+
+
 def client_of(caller: Caller) -> str:
     """The cursor namespace: "local" (or "local:<id>") only for the trusted
     lane; a remote caller without its own id is "remote", and can never

@@ -16,7 +16,7 @@ import datetime as _dt
 import logging
 
 from .cards import resolve, threads_for
-from .cursors import client_of
+from .cursors import cursor_namespace
 from ..stores.cursors import Cursor, CursorStore
 from .delta_facts import BACKLOG_SUFFIX, FactsDelivery, FactsWindow, deliver_facts, window_from_token
 from .delta_streams import PagesDelivery, fetch_pages, pack_pages, page_item, pages_key
@@ -75,7 +75,7 @@ def delta(engine: Engine, args: dict, caller: Caller) -> dict:
         raise _no_anchor()
 
     store = engine.cursors if session else None
-    client = client_of(caller)
+    client = cursor_namespace(caller)
     stored = store.get(client, session) if store else None
     now_dt = engine.clock.now()
     now = iso(now_dt)
