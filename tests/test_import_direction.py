@@ -23,8 +23,9 @@ VERSION = ("brain.__version__",)
 
 # package → what it may import of brain's own modules (third-party libraries are not listed)
 MAY_IMPORT = {
-    "brain.daemon.protocol": ("brain.daemon.protocol", "brain.indexer"),
-    "brain.daemon.stores": ("brain.daemon.stores", "brain.daemon.protocol", "brain.indexer"),
+    "brain.daemon.protocol": ("brain.daemon.protocol", "brain.indexer.vault"),
+    "brain.daemon.stores": ("brain.daemon.stores", "brain.daemon.protocol", "brain.indexer.vault",
+                            "brain.indexer.page_policy"),
     # the PostgreSQL backend: the contracts it implements and the policy it shares with the embedded
     # stores (facts: brain.daemon.stores.fact_*; pages: brain.indexer.page_policy), the vault's files and
     # its indexing pass, the vectors; never the embedded stores themselves (brain.indexer.pages,
@@ -32,9 +33,11 @@ MAY_IMPORT = {
     "brain.daemon.postgres": ("brain.daemon.postgres", "brain.daemon.stores", "brain.daemon.protocol",
                               "brain.indexer.vault", "brain.indexer.page_policy", "brain.indexer.embeddings"),
     "brain.daemon.facts": ("brain.daemon.facts", "brain.daemon.stores", "brain.daemon.protocol",
-                           "brain.daemon.private_files", "brain.indexer"),
-    "brain.daemon.verbs": ("brain.daemon.verbs", "brain.daemon.stores", "brain.daemon.protocol", "brain.daemon.facts", "brain.daemon.llm",
-                           "brain.indexer", *VERSION),
+                           "brain.daemon.private_files", "brain.indexer.vault", "brain.indexer.embeddings"),
+    # the verbs speak the contracts (and the policy beside them), never a backend: no embedded
+    # store (brain.daemon.facts, brain.indexer.pages) and no PostgreSQL
+    "brain.daemon.verbs": ("brain.daemon.verbs", "brain.daemon.stores", "brain.daemon.protocol", "brain.daemon.llm",
+                           "brain.indexer.vault", "brain.indexer.embeddings", "brain.indexer.page_policy", *VERSION),
     "brain.daemon.server": ("brain.daemon.server", "brain.daemon.stores", "brain.daemon.protocol", "brain.daemon.facts",
                             "brain.daemon.postgres", "brain.daemon.verbs",
                             "brain.daemon.llm", "brain.indexer", *SHARED, *VERSION),
@@ -44,7 +47,7 @@ MAY_IMPORT = {
     "brain.daemon.conformance": ("brain.daemon.conformance", "brain.daemon.protocol", *VERSION),
     "brain.daemon.llm": ("brain.daemon.llm", "brain.daemon.config"),
     # the modules directly under daemon/, shared by the daemon and its clients
-    "brain.daemon": (*SHARED, "brain.daemon.protocol", "brain.indexer"),
+    "brain.daemon": (*SHARED, "brain.daemon.protocol", "brain.indexer.vault"),
     # inside the indexer: vault ← embeddings ← pages (indexer/__init__.py)
     "brain.indexer": ("brain.indexer",),
     "brain.indexer.vault": ("brain.indexer.vault",),
@@ -60,6 +63,28 @@ MAY_IMPORT = {
                   "brain.daemon.llm", "brain.daemon.conformance", "brain.indexer", *SHARED, *VERSION),
 }
 
+
+# The floors, bottom up (docs/architecture.md, "Floors"): a package may import only from its own
+# floor or below, so every rule above points down; test_every_rule_points_down holds the two together.
+FLOORS = {
+    "brain": 0, "brain.indexer": 0, "brain.indexer.vault": 0,               # the vault as files
+    "brain.daemon": 1, "brain.daemon.protocol": 1, "brain.daemon.llm": 1,   # the wire core, shared modules,
+    "brain.indexer.embeddings": 1, "brain.indexer.page_policy": 1,          # the models, the page policy
+    "brain.daemon.stores": 2,                                               # the contracts and the facts policy
+    "brain.indexer.pages": 3, "brain.daemon.facts": 3, "brain.daemon.postgres": 3,   # the backends, as peers
+    "brain.daemon.verbs": 4,                                                # the verbs
+    "brain.daemon.server": 5,                                               # the daemon process, its engines
+    "brain.daemon.http": 6, "brain.daemon.client": 6, "brain.daemon.conformance": 6,  # transports, clients
+    "brain.cli": 7, "brain.hooks": 7,                                       # what people and harnesses run
+}
+
+
+def floor_of(name: str) -> int:
+    """The floor of a module or package a rule names: its own package's, or for a package with
+    floors inside it the highest of them (`brain.indexer` holds the backends' floor)."""
+    inside = [f for p, f in FLOORS.items() if p.startswith(name + ".")]
+    best = max((p for p in FLOORS if name == p or name.startswith(p + ".")), key=len)
+    return max([FLOORS[best], *inside])
 
 def module_name(rel: Path) -> tuple[str, bool]:
     """(dotted name, is a package) of a file given relative to the repository."""
@@ -128,6 +153,22 @@ def _checked_files():
     for top in ("daemon", "indexer", "hooks", "cli"):
         for f in sorted((REPO / top).rglob("*.py")):
             yield f.relative_to(REPO), f.read_text()
+
+
+def test_every_rule_points_down():
+    """Each package's rule names only its own floor and the floors below it, and every package
+    has a floor: the import rules and the floors are one picture."""
+    assert set(MAY_IMPORT) <= set(FLOORS), set(MAY_IMPORT) - set(FLOORS)
+    upward = [f"{package} (floor {FLOORS[package]}) may import {name} (floor {floor_of(name)})"
+              for package, allowed in MAY_IMPORT.items() for name in allowed
+              if name != package and floor_of(name) > FLOORS[package]]   # a package's own modules: itself
+    assert upward == []
+
+
+def test_the_floor_check_sees_a_rule_pointing_up(monkeypatch):
+    monkeypatch.setitem(MAY_IMPORT, "brain.daemon.verbs", (*MAY_IMPORT["brain.daemon.verbs"], "brain.daemon.server"))
+    assert any(floor_of(name) > FLOORS["brain.daemon.verbs"] for name in MAY_IMPORT["brain.daemon.verbs"])
+    assert floor_of("brain.indexer") == 3 and floor_of("brain.daemon.server.mcp") == 5
 
 
 def test_every_package_imports_only_what_its_docstring_allows():

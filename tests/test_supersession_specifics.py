@@ -10,7 +10,7 @@ import pytest
 from conftest import call
 from vectors_fixtures import minilm, model_engine  # noqa: F401  (fixtures)
 
-from brain.daemon.facts.specifics import differ_in_specifics
+from brain.daemon.stores.fact_specifics import differ_in_specifics
 
 # (first, second): two facts, however alike the sentences (cosine 0.97–0.998 with the bundled model)
 DIFFERENT = [

@@ -27,7 +27,6 @@ log = logging.getLogger("brain.facts")
 
 # the reasons a move record gives, read by `brain doctor` and people
 MOVED_BY_INDEX = "the page's file moved"
-MOVED_BY_USER = "brain facts move"
 
 
 class HomeRows:

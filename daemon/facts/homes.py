@@ -25,10 +25,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from ...indexer.vault.visibility import Viewer
+from ..stores.facts import MAX_MOVE_SLUG_CHARS
 from ..stores.pages import PagesStore
 
 MAX_HOPS = 16          # a chain of moves longer than this is a loop, or not worth following
-MAX_SLUG_CHARS = 1000  # a move record naming a longer slug is a bad line
 _BATCH = 500
 
 Move = tuple[str, str]   # (from slug, to slug)
@@ -38,8 +38,8 @@ def move_problem(rec: dict) -> str | None:
     """Why a `{"op": "move"}` log record cannot be read, or None when it can."""
     for key in ("from", "to"):
         value = rec.get(key)
-        if not isinstance(value, str) or not value.strip() or len(value) > MAX_SLUG_CHARS:
-            return f"a move record needs `{key}`: a slug of 1 to {MAX_SLUG_CHARS} characters"
+        if not isinstance(value, str) or not value.strip() or len(value) > MAX_MOVE_SLUG_CHARS:
+            return f"a move record needs `{key}`: a slug of 1 to {MAX_MOVE_SLUG_CHARS} characters"
     if rec["from"] == rec["to"]:
         return "a move record's `from` and `to` are the same slug"
     if not isinstance(rec.get("ts"), str):

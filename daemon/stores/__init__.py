@@ -14,6 +14,7 @@ What both facts backends share and that holds no connection, beside the facts co
     fact_ranking     the ranking's words, common words, fusion and constants
     fact_neighbours  what a fact's neighbours are (the walk along a conversation)
     fact_dates       the date words a fact and a question are found by
+    fact_specifics   whether two near-identical facts differ in a number, a date or a name
 
 and what both cursors stores keep: `cursor_limits` (idle time, row caps, who loses rows).
 
@@ -23,5 +24,6 @@ applies visibility itself (docs/architecture.md, "Stores"). The embedded
 SQLite/tantivy/hnswlib code is the first implementation of each contract;
 a second backend implements the same Protocols and needs no change above them.
 
-May import: the protocol core and `brain.indexer` (for the types a contract
-names). Never an implementation: facts, verbs, the server, HTTP or the CLI."""
+May import: the protocol core, `brain.indexer.vault` and `brain.indexer.page_policy`
+(the types a contract names). Never an implementation: the embedded stores
+(facts, indexer/pages), PostgreSQL, verbs, the server, HTTP or the CLI."""

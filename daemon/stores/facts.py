@@ -47,6 +47,11 @@ class Fact:
         return value
 
 
+# what record_moves takes: a slug a move record names is 1 to MAX_MOVE_SLUG_CHARS characters (a longer one
+# is a bad line), and the reason a person's `brain facts move` gives (read by `brain doctor` and people)
+MAX_MOVE_SLUG_CHARS = 1000
+MOVED_BY_USER = "brain facts move"
+
 FACT_ORDER = tuple(f.name for f in fields(Fact))
 FACT_FIELDS = frozenset(FACT_ORDER)
 

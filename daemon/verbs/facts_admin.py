@@ -12,8 +12,7 @@ from ..protocol.caller import Caller
 from ..protocol.errors import InvalidParams, Unavailable
 from ..protocol.version import PROTOCOL_VERSION
 from ..stores.engine import Engine
-from ..facts.home_rows import MOVED_BY_USER
-from ..facts.homes import MAX_SLUG_CHARS
+from ..stores.facts import MAX_MOVE_SLUG_CHARS, MOVED_BY_USER
 from ...indexer.vault.slugs import name_slug
 from ...indexer.vault.visibility import Viewer
 
@@ -24,7 +23,7 @@ def _slug_arg(args: dict, key: str) -> str:
         raise InvalidParams(f"{key} is missing.", "Pass the entity as a slug (people/lisa-park) or a name.")
     raw = value.strip()
     slug = name_slug(raw)
-    if not slug or len(slug) > MAX_SLUG_CHARS:
+    if not slug or len(slug) > MAX_MOVE_SLUG_CHARS:
         raise InvalidParams(f"{key} {raw!r} is not a slug brain can file facts under.",
                             "Pass a page's slug, e.g. people/lisa-park (`brain facts unfiled` lists the names).")
     return slug

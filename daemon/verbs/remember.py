@@ -9,7 +9,7 @@ from ..protocol.limits import MAX_PROVENANCE_CHARS
 from ..protocol.timeparse import parse_ttl
 from ..stores.engine import Engine
 from . import steps
-from ..facts.specifics import differ_in_specifics
+from ..stores.fact_specifics import differ_in_specifics
 from ..stores.fact_scope import normalize_text
 from ..stores.facts import Fact, FactScope, Order
 from ...indexer.vault.visibility import Viewer

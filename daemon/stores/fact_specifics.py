@@ -30,7 +30,7 @@ _DATE_WORDS = frozenset(
 )
 
 
-def _words(text: str) -> Counter:
+def _words(text: str) -> Counter[str]:
     return Counter(m.group().casefold() for m in _TOKEN.finditer(text))
 
 
