@@ -111,13 +111,17 @@ def test_a_log_swapped_for_a_link_while_writers_run_never_writes_outside(tmp_pat
     stop = threading.Event()
     swaps = [0]
 
+    link_tmp = log_path.with_name("link-tmp")
+
     def swapper():
+        # each swap is one rename, so the path is never empty: brain never sees its log gone
+        # (and starts a new one the next swap would drop), only the link or the log itself
         while not stop.is_set():
-            os.rename(log_path, aside)
-            os.symlink(target, log_path)
+            os.link(log_path, aside)            # the real log keeps a second name
+            os.symlink(target, link_tmp)
+            os.replace(link_tmp, log_path)      # the link takes its place
             time.sleep(0.002)
-            os.unlink(log_path)
-            os.rename(aside, log_path)
+            os.replace(aside, log_path)         # and the real log comes back
             swaps[0] += 1
             time.sleep(0.002)
 

@@ -218,7 +218,7 @@ def test_a_whole_record_without_its_final_newline_is_a_fact(tmp_path):
     "When another program writes the log"), brain's next record goes on a line of its own, and a line
     cut short still waits; the same answers from a rebuild."""
     log, cache = tmp_path / "facts.jsonl", tmp_path / "facts.sqlite"
-    s = FactsStore(log, cache)
+    s = SqliteFactsStore(log, cache)
     first = _insert(s, "written by brain")
     theirs = {"op": "insert", "id": 900, "ts": "2026-12-07T10:00:00.000Z", "fact": "appended by a script",
               "kind": "fact", "entity_slug": None, "visibility": "world", "source": "script"}
@@ -235,6 +235,6 @@ def test_a_whole_record_without_its_final_newline_is_a_fact(tmp_path):
     s.catch_up()
     assert 950 not in _facts(s) and after in _facts(s)
     s.close()
-    fresh = FactsStore(log, tmp_path / "rebuilt.sqlite")
+    fresh = SqliteFactsStore(log, tmp_path / "rebuilt.sqlite")
     assert _facts(fresh) == {first: "written by brain", 900: "appended by a script", after: "written by brain again"}
     fresh.close()

@@ -1,4 +1,4 @@
-"""An undated open task keeps the date it was first seen (indexer/vault/task_dates.py): editing
+"""An undated open task keeps the date it was first seen (daemon/server/task_dates.py): editing
 its page elsewhere does not move it to the page's new last change, and a `brain rebuild`
 (the caches thrown away) keeps it, since it lives in the vault's state folder."""
 
@@ -13,7 +13,7 @@ from indexer_fixtures import write
 
 from brain.daemon.protocol.caller import Caller
 from brain.daemon.server.vault_engine import VaultEngine
-from brain.indexer.vault.task_dates import first_seen
+from brain.daemon.server.task_dates import first_seen
 
 FIRST = dt.datetime(2026, 11, 2, 9, tzinfo=dt.timezone.utc).timestamp()
 LATER = dt.datetime(2026, 12, 6, 17, tzinfo=dt.timezone.utc).timestamp()

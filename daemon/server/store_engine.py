@@ -24,6 +24,7 @@ from ..stores.cursors import CursorStore
 from ..stores.engine import ChatModel, UsageRecorder
 from ..stores.facts import FactsStore
 from ..stores.pages import PagesStore
+from .task_dates import FILE_NAME as TASK_DATES_FILE, SQLiteTaskDates
 from .wall_clock import WallClock
 
 if TYPE_CHECKING:
@@ -64,6 +65,8 @@ class StoreEngine:
         self.facts = facts
         self.pages = pages
         self.cursors = cursors
+        # this front end's own file, as the embedded engine's (a team's front ends each keep theirs)
+        self.task_dates = SQLiteTaskDates(self.state_dir / TASK_DATES_FILE)
         self.clock = WallClock()
         self.llm = llm
         self.index: StoreIndex | None = StoreIndex()

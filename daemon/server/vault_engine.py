@@ -22,6 +22,7 @@ from ..stores.facts import FactScope, Order
 from ...indexer.vault.visibility import Viewer
 from ..places import Places
 from .cursor_store import FILE_NAME as CURSORS_FILE, SQLiteCursorStore
+from .task_dates import FILE_NAME as TASK_DATES_FILE, SQLiteTaskDates
 from ..stores.engine import ChatModel
 from .usage import UsageLog
 from .wall_clock import WallClock
@@ -67,6 +68,7 @@ class VaultEngine:
         self.usage = UsageLog(places.usage_file)
         # delta's cursors: the file opens on first use, and a broken one fails open (cursor_store.py)
         self.cursors = SQLiteCursorStore(self.state_dir / CURSORS_FILE)
+        self.task_dates = SQLiteTaskDates(self.state_dir / TASK_DATES_FILE)
         # attached by the indexer / daemon when available
         self.index: VaultIndex | None = None  # keyword search, sync, page writes
         self.index_ready = False  # the index has been reconciled with the folder once

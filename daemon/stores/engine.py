@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .cursors import CursorStore
+from .task_dates import TaskDatesStore
 from .facts import FactsStore
 from .pages import PagesStore
 from .vectors import FactVectorsStore, TextEmbedder, VectorsStore
@@ -99,6 +100,11 @@ class Engine(Protocol):
     @property
     def cursors(self) -> CursorStore:
         """delta's per-caller cursors."""
+        ...
+
+    @property
+    def task_dates(self) -> TaskDatesStore:
+        """When each undated open task was first seen."""
         ...
 
     @property

@@ -16,7 +16,6 @@ import logging
 import re
 from typing import Sequence
 
-from ...indexer.vault.task_dates import FILE_NAME as TASK_DATES, first_seen
 from ...indexer.vault.tasks import open_tasks
 from ...indexer.vault.timestamps import utcnow
 from ...indexer.vault.visibility import Viewer
@@ -124,13 +123,13 @@ def page_summary(page: PageHead) -> str:
 def page_tasks(engine: Engine, page: PageHead, viewer: Viewer) -> list[tuple[str, str | None]]:
     """(text, date) of the page's unchecked Markdown tasks, from its indexed chunks (cut at
     headings, in order). The date is the task's due date, else the date it was first seen
-    on the page (task_dates.py): a thread without a date would never reach the context's
+    on the page (the engine's task_dates store): a thread without a date would never reach the context's
     open threads, and one dated by the page's last change would jump at every edit."""
     text = "\n".join(c.text for c in engine.pages.chunks(page.slug, viewer))
     if "[ ]" not in text:
         return []
     tasks = open_tasks(text)
-    first = first_seen(engine.state_dir / TASK_DATES, page.slug, [t for t, due in tasks if not due], page.updated_at)
+    first = engine.task_dates.first_seen(page.slug, [t for t, due in tasks if not due], page.updated_at)
     return [(task, timeline_iso(due) if due else first[task]) for task, due in tasks]
 
 
@@ -141,7 +140,7 @@ def tasks_elsewhere(engine: Engine, slug: str, viewer: Viewer) -> list[dict]:
     first: dict[tuple[str, str], str] = {}
     for page, changed in {t.slug: t.updated_at for t in linked if not t.due}.items():
         undated = [t.text for t in linked if t.slug == page and not t.due]
-        for text, date in first_seen(engine.state_dir / TASK_DATES, page, undated, changed).items():
+        for text, date in engine.task_dates.first_seen(page, undated, changed).items():
             first[(page, text)] = date
     threads = [{"kind": "commitment", "text": t.text, "page": t.slug,
                 "date": timeline_iso(t.due) if t.due else first[(t.slug, t.text)]} for t in linked]

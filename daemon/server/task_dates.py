@@ -1,4 +1,5 @@
-"""The date an undated open task was first seen, so it stays put when its page is edited.
+"""The date an undated open task was first seen, so it stays put when its page is edited: the
+embedded TaskDatesStore (daemon/stores/task_dates.py), over a file of its own.
 
 A task without a due date (`- [ ] call the bank`) is dated by its page; the page's
 last change would move it to "now" at every edit of any line, and an old chore would
@@ -30,6 +31,17 @@ _SCHEMA = """CREATE TABLE IF NOT EXISTS task_dates (
 def task_key(text: str) -> str:
     """The task's identity on its page: its words, whatever the spacing."""
     return hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()[:32]
+
+
+class SQLiteTaskDates:
+    """The task dates of one vault, in `path` (created private on the first write)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def first_seen(self, page: str, tasks: list[str], seen: str) -> dict[str, str]:
+        """See the contract (daemon/stores/task_dates.py)."""
+        return first_seen(self.path, page, tasks, seen)
 
 
 def first_seen(path: Path, page: str, tasks: list[str], seen: str) -> dict[str, str]:
