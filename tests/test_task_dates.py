@@ -13,7 +13,7 @@ from indexer_fixtures import write
 
 from brain.daemon.protocol.caller import Caller
 from brain.daemon.server.vault_engine import VaultEngine
-from brain.daemon.server.task_dates import first_seen
+from brain.daemon.server.task_dates import SQLiteTaskDates
 
 FIRST = dt.datetime(2026, 11, 2, 9, tzinfo=dt.timezone.utc).timestamp()
 LATER = dt.datetime(2026, 12, 6, 17, tzinfo=dt.timezone.utc).timestamp()
@@ -59,12 +59,28 @@ def test_an_edit_elsewhere_on_the_page_does_not_move_an_undated_tasks_date(vault
 
 def test_the_key_is_the_page_and_the_tasks_words(tmp_path):
     path = tmp_path / "state" / "task_dates.sqlite"
-    assert first_seen(path, "a", ["call  the bank"], "2026-01-01") == {"call  the bank": "2026-01-01"}
-    assert first_seen(path, "a", ["call the bank", "new"], "2026-02-01") == {"call the bank": "2026-01-01",
+    first_seen = SQLiteTaskDates(path).first_seen
+    assert first_seen("a", ["call  the bank"], "2026-01-01") == {"call  the bank": "2026-01-01"}
+    assert first_seen("a", ["call the bank", "new"], "2026-02-01") == {"call the bank": "2026-01-01",
                                                                            "new": "2026-02-01"}
-    assert first_seen(path, "b", ["call the bank"], "2026-03-01") == {"call the bank": "2026-03-01"}
+    assert first_seen("b", ["call the bank"], "2026-03-01") == {"call the bank": "2026-03-01"}
     assert oct(path.stat().st_mode & 0o777) == "0o600"
     # a file that cannot be used dates the task by its page, and the read goes on
     broken = tmp_path / "broken.sqlite"
     broken.write_bytes(b"not a database at all" * 100)
-    assert first_seen(broken, "a", ["x"], "2026-04-01") == {"x": "2026-04-01"}
+    assert SQLiteTaskDates(broken).first_seen("a", ["x"], "2026-04-01") == {"x": "2026-04-01"}
+
+
+def test_a_read_of_known_tasks_writes_nothing(tmp_path):
+    """context_pack reads every card's tasks: once a task is known, asking again runs one SELECT
+    and no write; a new task is one INSERT."""
+    store = SQLiteTaskDates(tmp_path / "task_dates.sqlite")
+    store.first_seen("a", ["call the bank", "pay rent"], "2026-01-01")
+    ran: list[str] = []
+    store._conn().set_trace_callback(ran.append)
+    assert store.first_seen("a", ["pay rent", "call the bank"], "2026-05-01") == {"pay rent": "2026-01-01",
+                                                                                "call the bank": "2026-01-01"}
+    assert [s.split()[0] for s in ran] == ["SELECT"]
+    ran.clear()
+    store.first_seen("a", ["call the bank", "a new one"], "2026-05-01")
+    assert sum(s.startswith("INSERT") for s in ran) == 1

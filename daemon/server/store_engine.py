@@ -134,7 +134,7 @@ class StoreEngine:
         self.stopping.set()
         for closer in (getattr(self.fact_vectors, "close", None), getattr(self.vectors, "close", None),
                        getattr(self.facts, "close", None), getattr(self.cursors, "close", None),
-                       getattr(self.pages, "close", None), *self._closers):
+                       getattr(self.pages, "close", None), self.task_dates.close, *self._closers):
             if closer is not None:
                 try:
                     closer()

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import threading
 from pathlib import Path
 
 FILE_NAME = "task_dates.sqlite"
@@ -34,37 +35,53 @@ def task_key(text: str) -> str:
 
 
 class SQLiteTaskDates:
-    """The task dates of one vault, in `path` (created private on the first write)."""
+    """The task dates of one vault, in `path` (created private on the first use), on one connection.
+
+    A read writes nothing unless a task is new: context_pack asks for every card's tasks, and a
+    write (a transaction and its sync) per card would sit on the read path.
+    """
 
     def __init__(self, path: Path):
         self.path = path
+        self._db: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._db is None:
+            if not self.path.exists():
+                self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))   # private, like all state
+            db = sqlite3.connect(self.path, timeout=2.0, check_same_thread=False)
+            db.execute(_SCHEMA)
+            self._db = db
+        return self._db
 
     def first_seen(self, page: str, tasks: list[str], seen: str) -> dict[str, str]:
         """See the contract (daemon/stores/task_dates.py)."""
-        return first_seen(self.path, page, tasks, seen)
-
-
-def first_seen(path: Path, page: str, tasks: list[str], seen: str) -> dict[str, str]:
-    """task text → the date it was first seen on `page`; tasks seen for the first time now
-    are recorded with `seen` (the page's last change)."""
-    if not tasks:
-        return {}
-    keys = {t: task_key(t) for t in tasks}
-    try:
-        if not path.exists():
-            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))   # private, like all state
-        db = sqlite3.connect(path, timeout=2.0)
+        if not tasks:
+            return {}
+        keys = {t: task_key(t) for t in tasks}
+        wanted = sorted(set(keys.values()))
         try:
-            db.execute(_SCHEMA)
-            with db:
-                db.executemany("INSERT OR IGNORE INTO task_dates (page, task, first_seen) VALUES (?, ?, ?)",
-                               [(page, k, seen) for k in set(keys.values())])
-            marks = ",".join("?" * len(set(keys.values())))
-            known = dict(db.execute(f"SELECT task, first_seen FROM task_dates WHERE page = ? AND task IN ({marks})",
-                                    [page, *set(keys.values())]))
-        finally:
-            db.close()
-    except (sqlite3.Error, OSError):
-        return {t: seen for t in tasks}
-    return {t: known.get(k, seen) for t, k in keys.items()}
+            with self._lock:
+                db = self._conn()
+                marks = ",".join("?" * len(wanted))
+                known = dict(db.execute(f"SELECT task, first_seen FROM task_dates WHERE page = ? AND task IN ({marks})",
+                                        [page, *wanted]))
+                new = [k for k in wanted if k not in known]
+                if new:
+                    with db:
+                        db.executemany("INSERT OR IGNORE INTO task_dates (page, task, first_seen) VALUES (?, ?, ?)",
+                                       [(page, k, seen) for k in new])
+                    known.update(db.execute(f"SELECT task, first_seen FROM task_dates WHERE page = ? AND task IN "
+                                            f"({','.join('?' * len(new))})", [page, *new]))
+        except (sqlite3.Error, OSError):
+            self.close()   # a broken file is opened afresh next time; this read dates by the page
+            return {t: seen for t in tasks}
+        return {t: known.get(k, seen) for t, k in keys.items()}
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None

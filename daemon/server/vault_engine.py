@@ -205,5 +205,6 @@ class VaultEngine:
             self.index.close()
         self.facts.close()
         self.cursors.close()
+        self.task_dates.close()
         self.page_db.close()
         self.lock.release()
