@@ -120,9 +120,9 @@ def main() -> int:
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     calls = {"recall": ("recall", {"query": "who works on the pricing decision", "limit": 10}),
              "remember": ("remember", {"fact": "the pricing review moved to Thursday", "provenance": "bench",
-                                       "entity": "people/alice"}),
-             "entity": ("entity", {"name": "people/alice"}),
-             "context_pack": ("context_pack", {"entities": "people/alice", "budget_tokens": 1500})}
+                                       "entity": "people/priya-raman"}),
+             "entity": ("entity", {"name": "people/priya-raman"}),
+             "context_pack": ("context_pack", {"entities": "people/priya-raman", "budget_tokens": 1500})}
     try:
         sock = places.socket_path(vault)
         deadline = time.monotonic() + 60
